@@ -1,0 +1,159 @@
+package fabric
+
+import (
+	"fmt"
+
+	"fabriclab/metrics"
+	"fabriclab/sim"
+	"fabriclab/units"
+)
+
+// Network owns the scheduler, the packet pool, every switch and port, and
+// the byte balance that is checked at the end of a run.
+type Network struct {
+	Sched    *sim.Scheduler
+	Pool     Pool
+	Seed     uint64
+	Switches []*Switch
+	// HostPorts[h] is host h's NIC port (nil until connected).
+	HostPorts []*Port
+	Ports     []*Port
+
+	InjectedBytes, InjectedPackets   int64
+	DeliveredBytes, DeliveredPackets int64
+	DroppedBytes, DroppedPackets     int64
+}
+
+// NewNetwork makes an empty network of nHosts hosts.
+func NewNetwork(s *sim.Scheduler, seed uint64, nHosts int) *Network {
+	return &Network{Sched: s, Seed: seed, HostPorts: make([]*Port, nHosts)}
+}
+
+// AddSwitch creates a switch. Its ECMP seed mixes the network seed and
+// ecmpSeed with the switch id so that switches hash independently.
+func (n *Network) AddSwitch(name, tier string, cfg *SwitchConfig, ecmpSeed uint64) *Switch {
+	id := len(n.Switches)
+	s := &Switch{ID: id, name: name, Tier: tier, cfg: cfg, net: n,
+		HashSeed: mix64(ecmpSeed ^ mix64(uint64(id)+1)),
+		rng:      sim.NewRNG(n.Seed, fmt.Sprintf("red/%d", id))}
+	n.Switches = append(n.Switches, s)
+	return s
+}
+
+func (n *Network) newPort(owner Node, sw *Switch, tier string, rate units.Rate, delay sim.Time) *Port {
+	pt := &Port{Owner: owner, sw: sw, Tier: tier, Rate: rate, Delay: delay, net: n}
+	if (8e12)%int64(rate) == 0 {
+		pt.psPerB = 8e12 / int64(rate)
+	}
+	if sw != nil {
+		pt.Index = len(sw.Ports)
+		sw.Ports = append(sw.Ports, pt)
+		delay += sw.cfg.ForwardingLatency
+		pt.Delay = delay
+		if sw.cfg.ECN {
+			k0, k1 := sw.cfg.KMin, sw.cfg.KMax
+			if sw.cfg.ECNRefRateBps > 0 {
+				k0 = k0 * int64(rate) / sw.cfg.ECNRefRateBps
+				k1 = k1 * int64(rate) / sw.cfg.ECNRefRateBps
+			}
+			if k1 <= k0 {
+				k1 = k0 + 1
+			}
+			pt.kmin, pt.kmax, pt.pmax = k0, k1, sw.cfg.PMax
+		}
+	}
+	n.Ports = append(n.Ports, pt)
+	return pt
+}
+
+// setIngress sizes a switch port's PFC thresholds now that both ends exist.
+func setIngress(pt *Port) {
+	sw := pt.sw
+	if sw == nil {
+		return
+	}
+	cfg := sw.cfg
+	pt.xoff, pt.xon = cfg.XOFF, cfg.XON
+	pt.headroom = cfg.Headroom
+	if pt.headroom == 0 {
+		pt.headroom = AutoHeadroom(pt.Rate, max(pt.Delay, pt.Peer.Delay), cfg.MaxPacketWire)
+	}
+}
+
+// AutoHeadroom is the buffer that absorbs what still arrives after a pause
+// is sent: the pause frame's own time and a round trip of the link at line
+// rate, plus a maximum frame the upstream port may have just started and
+// the one that crossed XOFF.
+func AutoHeadroom(rate units.Rate, delay sim.Time, maxWire int64) int64 {
+	rtt := 2*delay + units.SerializationTime(PauseFrameWire, rate)
+	inFlight := int64(float64(rate) * rtt.Seconds() / 8)
+	return inFlight + 2*maxWire
+}
+
+// ConnectHost attaches host h to switch sw with a full-duplex link and
+// returns the host's port (its owner is set later by SetHost).
+func (n *Network) ConnectHost(h int, sw *Switch, rate units.Rate, delay sim.Time) *Port {
+	hp := n.newPort(nil, nil, "host", rate, delay)
+	hp.host = true
+	sp := n.newPort(sw, sw, sw.Tier, rate, delay)
+	hp.Peer, sp.Peer = sp, hp
+	setIngress(sp)
+	n.HostPorts[h] = hp
+	return hp
+}
+
+// ConnectSwitches joins a and b with a full-duplex link and returns a's and
+// b's ports.
+func (n *Network) ConnectSwitches(a, b *Switch, rate units.Rate, delay sim.Time) (*Port, *Port) {
+	pa := n.newPort(a, a, a.Tier, rate, delay)
+	pb := n.newPort(b, b, b.Tier, rate, delay)
+	pa.Peer, pb.Peer = pb, pa
+	setIngress(pa)
+	setIngress(pb)
+	return pa, pb
+}
+
+// SetHost installs the NIC that owns host h's port and feeds it data.
+func (n *Network) SetHost(h int, node Node, f Feeder) {
+	pt := n.HostPorts[h]
+	pt.Owner = node
+	pt.feeder = f
+}
+
+// Consume records p as delivered to its destination host and recycles it.
+func (n *Network) Consume(p *Packet) {
+	n.DeliveredBytes += int64(p.Wire)
+	n.DeliveredPackets++
+	n.Pool.Put(p)
+}
+
+// Balance is the byte conservation check: everything hosts injected was
+// delivered, dropped or is still queued or on a wire.
+func (n *Network) Balance() metrics.Conservation {
+	var inflight, pk int64
+	for _, pt := range n.Ports {
+		b, p := pt.inFlight()
+		inflight += b
+		pk += p
+	}
+	_ = pk
+	c := metrics.Conservation{
+		InjectedBytes:  n.InjectedBytes,
+		DeliveredBytes: n.DeliveredBytes,
+		DroppedBytes:   n.DroppedBytes,
+		InFlightBytes:  inflight,
+	}
+	c.OK = c.InjectedBytes == c.DeliveredBytes+c.DroppedBytes+c.InFlightBytes
+	return c
+}
+
+// PortName describes a port as "owner→peer".
+func PortName(pt *Port) (string, string) {
+	name := func(nd Node) string {
+		if nd == nil {
+			return "?"
+		}
+		return nd.Name()
+	}
+	return name(pt.Owner), name(pt.Peer.Owner)
+}

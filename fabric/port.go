@@ -1,0 +1,227 @@
+package fabric
+
+import (
+	"fabriclab/metrics"
+	"fabriclab/sim"
+	"fabriclab/units"
+)
+
+// Node is anything a link delivers to: a switch or a host NIC.
+type Node interface {
+	// Receive takes a packet whose last bit has just arrived on in (the
+	// receiving node's own port of that link).
+	Receive(p *Packet, in *Port)
+	Name() string
+}
+
+// Feeder lets a host NIC hand its port the next data packet only when the
+// port can send, so that per-QP rate limiters pace exactly and the NIC never
+// builds a queue of its own. Pull returns nil when nothing is ready; the
+// feeder calls Port.Kick when that changes.
+type Feeder interface {
+	Pull(now sim.Time, pt *Port) *Packet
+}
+
+// NumPrio is the number of traffic classes.
+const NumPrio = 8
+
+// Port events, packed in the low bits of the event argument.
+const (
+	evTxDone = iota
+	evArrive
+	evPFC // arg >> 8: prio, bit 4: 1 = pause, 0 = resume
+)
+
+// PauseFrameWire is the wire size of a PFC frame (64 B + preamble/IFG).
+const PauseFrameWire = 84
+
+// Port is one end of a full-duplex link: it transmits toward Peer and is also
+// the ingress identity of packets arriving from Peer (for PFC accounting).
+type Port struct {
+	Owner Node
+	Index int // index within the owner's port list
+	Peer  *Port
+	Tier  string
+
+	Rate  units.Rate
+	Delay sim.Time // propagation (+ the owner's forwarding latency)
+
+	net    *Network
+	feeder Feeder
+	sw     *Switch // owner, when it is a switch (buffer accounting on dequeue)
+	host   bool    // owner is a host: count injections
+
+	// egress
+	queues   [NumPrio]fifo
+	qbytes   [NumPrio]int64
+	total    int64
+	busy     bool
+	paused   [NumPrio]bool
+	pausedAt [NumPrio]sim.Time
+	pipe     fifo // packets on the wire toward Peer, in arrival order
+	psPerB   int64
+	// ecn thresholds (bytes) for this egress queue; kmax == 0 disables.
+	kmin, kmax int64
+	pmax       float64
+
+	// ingress (packets that arrived through this port and sit in the owner)
+	ingress   [NumPrio]int64
+	pauseSent [NumPrio]bool
+	xoff, xon int64
+	headroom  int64
+
+	busyTime sim.Time
+	C        metrics.Counters
+}
+
+// SetFeeder installs the host NIC that supplies data packets.
+func (pt *Port) SetFeeder(f Feeder) { pt.feeder = f }
+
+// Paused reports whether the peer has paused priority prio on this port.
+func (pt *Port) Paused(prio uint8) bool { return pt.paused[prio] }
+
+// Busy reports whether the port is transmitting.
+func (pt *Port) Busy() bool { return pt.busy }
+
+// QueueBytes is the bytes queued for transmission on this port.
+func (pt *Port) QueueBytes() int64 { return pt.total }
+
+// TxTime is how long wire bytes take on this port.
+func (pt *Port) TxTime(wire int32) sim.Time {
+	if pt.psPerB > 0 {
+		return sim.Time(int64(wire) * pt.psPerB)
+	}
+	return units.SerializationTime(units.Size(wire), pt.Rate)
+}
+
+// Enqueue queues p for transmission (used by switches and by NICs for
+// control packets).
+func (pt *Port) Enqueue(p *Packet) {
+	pr := p.Prio
+	pt.queues[pr].push(p)
+	pt.qbytes[pr] += int64(p.Wire)
+	pt.total += int64(p.Wire)
+	if pt.total > pt.C.MaxQueueBytes {
+		pt.C.MaxQueueBytes = pt.total
+	}
+	if !pt.busy {
+		pt.trySend(pt.net.Sched.Now())
+	}
+}
+
+// Kick asks an idle port to look for something to send.
+func (pt *Port) Kick() {
+	if !pt.busy {
+		pt.trySend(pt.net.Sched.Now())
+	}
+}
+
+func (pt *Port) trySend(now sim.Time) {
+	var p *Packet
+	for pr := NumPrio - 1; pr >= 0; pr-- {
+		if pt.paused[pr] || pt.queues[pr].head == nil {
+			continue
+		}
+		p = pt.queues[pr].pop()
+		pt.qbytes[pr] -= int64(p.Wire)
+		pt.total -= int64(p.Wire)
+		if pt.sw != nil {
+			pt.sw.release(p)
+		}
+		break
+	}
+	if p == nil && pt.feeder != nil {
+		p = pt.feeder.Pull(now, pt)
+	}
+	if p == nil {
+		return
+	}
+	if pt.host {
+		pt.net.InjectedBytes += int64(p.Wire)
+		pt.net.InjectedPackets++
+		if p.SentAt == 0 {
+			p.SentAt = now
+		}
+	}
+	tx := pt.TxTime(p.Wire)
+	pt.busy = true
+	pt.busyTime += tx
+	pt.C.TxPackets++
+	pt.C.TxBytes += int64(p.Wire)
+	p.arrival = now + tx + pt.Delay
+	empty := pt.pipe.head == nil
+	pt.pipe.push(p)
+	pt.net.Sched.At(now+tx, pt, evTxDone)
+	if empty {
+		pt.net.Sched.At(p.arrival, pt, evArrive)
+	}
+}
+
+// OnEvent implements sim.Handler.
+func (pt *Port) OnEvent(now sim.Time, arg uint64) {
+	switch arg & 0xf {
+	case evTxDone:
+		pt.busy = false
+		pt.trySend(now)
+	case evArrive:
+		p := pt.pipe.pop()
+		if h := pt.pipe.head; h != nil {
+			pt.net.Sched.At(h.arrival, pt, evArrive)
+		}
+		pt.Peer.Owner.Receive(p, pt.Peer)
+	case evPFC:
+		pr := uint8(arg >> 8)
+		if arg&0x10 != 0 {
+			pt.C.PFCPausesRecv++
+			if !pt.paused[pr] {
+				pt.paused[pr] = true
+				pt.pausedAt[pr] = now
+			}
+		} else if pt.paused[pr] {
+			pt.paused[pr] = false
+			pt.C.PFCPausedS += (now - pt.pausedAt[pr]).Seconds()
+			if !pt.busy {
+				pt.trySend(now)
+			}
+		}
+	}
+}
+
+// sendPFC sends a pause (on=true) or resume for prio to the upstream end of
+// this ingress port. The frame preempts queued data (it is sent right after
+// the packet on the wire) and reaches the peer after one frame time plus
+// the link delay.
+func (pt *Port) sendPFC(prio uint8, on bool) {
+	arg := uint64(evPFC) | uint64(prio)<<8
+	if on {
+		arg |= 0x10
+		pt.C.PFCPausesSent++
+	}
+	pt.pauseSent[prio] = on
+	d := pt.TxTime(PauseFrameWire) + pt.Peer.Delay
+	pt.net.Sched.After(d, pt.Peer, arg)
+}
+
+// InFlight adds this port's queued and on-wire bytes and packets.
+func (pt *Port) inFlight() (bytes, pkts int64) {
+	for i := range pt.queues {
+		pt.queues[i].each(func(p *Packet) { bytes += int64(p.Wire); pkts++ })
+	}
+	pt.pipe.each(func(p *Packet) { bytes += int64(p.Wire); pkts++ })
+	return
+}
+
+// Counters returns this port's counters, closing any open pause interval at
+// now and computing utilization over [0, now].
+func (pt *Port) Counters(now sim.Time) metrics.Counters {
+	c := pt.C
+	for pr := range pt.paused {
+		if pt.paused[pr] {
+			c.PFCPausedS += (now - pt.pausedAt[pr]).Seconds()
+		}
+	}
+	if now > 0 {
+		c.UtilizationPct = 100 * float64(pt.busyTime) / float64(now)
+	}
+	return c
+}

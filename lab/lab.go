@@ -1,0 +1,234 @@
+// Package lab builds one Job (topology, switches, NICs, transport, workload)
+// and runs it on the packet-level simulator, returning its measured result.
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"fabriclab/fabric"
+	"fabriclab/metrics"
+	"fabriclab/scenario"
+	"fabriclab/sim"
+	"fabriclab/topo"
+	"fabriclab/transport/roce"
+	"fabriclab/workload"
+)
+
+// Progress receives the fraction of the job done (0..1), roughly.
+type Progress func(frac float64)
+
+// Sim is a built, ready-to-run simulation of one job. Tests use it to reach
+// inside (the network, the transport) after a run.
+type Sim struct {
+	Job   scenario.Job
+	Sched *sim.Scheduler
+	Topo  *topo.Topology
+	RoCE  *roce.Transport
+	DAG   *workload.DAG
+
+	qps       []roce.QP
+	remaining []int32
+	start     []sim.Time
+	end       []sim.Time
+	done      int
+}
+
+// Build assembles the simulation of job without running it.
+func Build(job scenario.Job) (*Sim, error) {
+	spec := job.Spec
+	if spec == nil {
+		return nil, fmt.Errorf("job %s/%s has no scenario", job.Scenario, job.Variant)
+	}
+	sc := sim.NewScheduler()
+	tp, err := topo.Build(sc, job.Seed, TopoSpec(spec))
+	if err != nil {
+		return nil, err
+	}
+	dq, err := scenario.DCQCNParams(spec)
+	if err != nil {
+		return nil, err
+	}
+	rc := roce.Config{
+		MTU:         int32(spec.NIC.MTU),
+		Overhead:    int32(spec.NIC.Overhead),
+		AckEvery:    spec.NIC.AckEvery,
+		RTO:         spec.NIC.RTO,
+		MaxInflight: int64(spec.NIC.MaxInflight),
+		DataPrio:    uint8(spec.NIC.DataPriority),
+		CtrlPrio:    uint8(spec.NIC.ControlPriority),
+		DCQCN:       dq,
+	}
+	dag, err := buildDAG(job, tp.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag}
+	s.RoCE = roce.New(tp.Net, rc)
+	s.RoCE.OnDelivered = s.delivered
+	s.connect()
+	return s, nil
+}
+
+// TopoSpec converts the scenario's topology and switch sections.
+func TopoSpec(spec *scenario.Scenario) topo.Spec {
+	t, sw, nic := spec.Topology, spec.Switch, spec.NIC
+	cfg := &fabric.SwitchConfig{
+		Buffer:            int64(sw.Buffer),
+		XOFF:              int64(sw.PFC.XOFF),
+		XON:               int64(sw.PFC.XON),
+		Headroom:          int64(sw.PFC.Headroom),
+		ECN:               sw.ECN.Enabled,
+		KMin:              int64(sw.ECN.KMin),
+		KMax:              int64(sw.ECN.KMax),
+		PMax:              sw.ECN.PMax,
+		ECNRefRateBps:     int64(sw.ECN.ReferenceRate),
+		MaxPacketWire:     int64(nic.MTU + nic.Overhead),
+		ForwardingLatency: t.SwitchLatency,
+	}
+	if sw.PFC.Enabled {
+		cfg.Lossless[nic.DataPriority] = true
+	}
+	return topo.Spec{
+		Kind: t.Kind, Hosts: t.Hosts, HostsPerLeaf: t.HostsPerLeaf, Spines: t.Spines,
+		Oversubscription: t.Oversubscription, K: t.K, Servers: t.Servers,
+		GPUsPerServer: t.GPUsPerServer, ServersPerGroup: t.ServersPerGroup,
+		HostLink:   topo.Link{Rate: t.HostLink.Rate, Delay: t.HostLink.Delay},
+		FabricLink: topo.Link{Rate: t.FabricLink.Rate, Delay: t.FabricLink.Delay},
+		Switch:     cfg,
+		ECMPSeed:   sw.ECMPSeed,
+	}
+}
+
+func buildDAG(job scenario.Job, hosts int) (*workload.DAG, error) {
+	w := job.Spec.Workload
+	ranks := w.Ranks
+	if ranks == 0 {
+		ranks = hosts
+	}
+	size := int64(job.Size)
+	switch w.Kind {
+	case "alltoall":
+		return workload.AllToAll(ranks, size)
+	case "allreduce":
+		return workload.RingAllReduce(ranks, size)
+	case "permutation":
+		return workload.Permutation(ranks, size, sim.NewRNG(job.Seed, "permutation"))
+	case "incast":
+		return workload.Incast(hosts, w.Senders, w.Target, size)
+	case "flows":
+		path := w.File
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(job.Dir, path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		flows, err := workload.ParseFlowList(path, f)
+		if err != nil {
+			return nil, err
+		}
+		return workload.Flows(hosts, flows)
+	}
+	return nil, fmt.Errorf("unknown workload kind %q", w.Kind)
+}
+
+// connect opens one QP per (src, dst, channel) and arms the DAG's roots.
+func (s *Sim) connect() {
+	type key struct{ src, dst, ch int32 }
+	qpOf := make(map[key]roce.QP)
+	d := s.DAG
+	s.qps = make([]roce.QP, len(d.Msgs))
+	s.remaining = append([]int32(nil), d.DepCount...)
+	s.start = make([]sim.Time, len(d.Msgs))
+	s.end = make([]sim.Time, len(d.Msgs))
+	for i := range s.end {
+		s.start[i], s.end[i] = -1, -1
+	}
+	for i, m := range d.Msgs {
+		k := key{m.Src, m.Dst, m.Channel}
+		qp, ok := qpOf[k]
+		if !ok {
+			qp = s.RoCE.Connect(int(m.Src), int(m.Dst))
+			qpOf[k] = qp
+		}
+		s.qps[i] = qp
+	}
+	for i := range d.Msgs {
+		if s.remaining[i] == 0 {
+			s.release(int32(i))
+		}
+	}
+}
+
+// release starts message i now, or at its earliest start time.
+func (s *Sim) release(i int32) {
+	m := &s.DAG.Msgs[i]
+	now := s.Sched.Now()
+	if m.At > now {
+		s.Sched.At(m.At, (*releaser)(s), uint64(i))
+		return
+	}
+	s.start[i] = now
+	s.RoCE.Post(s.qps[i], i, m.Bytes)
+}
+
+type releaser Sim
+
+func (r *releaser) OnEvent(_ sim.Time, arg uint64) { (*Sim)(r).release(int32(arg)) }
+
+func (s *Sim) delivered(i int32, now sim.Time) {
+	if s.end[i] >= 0 {
+		return
+	}
+	s.end[i] = now
+	s.done++
+	for _, j := range s.DAG.Successors(i) {
+		s.remaining[j]--
+		if s.remaining[j] == 0 {
+			s.release(j)
+		}
+	}
+	if s.done == len(s.DAG.Msgs) {
+		s.Sched.Stop()
+	}
+}
+
+// Done reports whether every message was delivered.
+func (s *Sim) Done() bool { return s.done == len(s.DAG.Msgs) }
+
+// Run simulates until every message is delivered, the scenario's time limit
+// passes, or ctx is cancelled.
+func (s *Sim) Run(ctx context.Context, progress Progress) {
+	total := float64(len(s.DAG.Msgs))
+	s.Sched.StopPollEvery = 1 << 14
+	s.Sched.StopHook = func(sim.Time) bool {
+		if progress != nil {
+			progress(float64(s.done) / total)
+		}
+		return ctx.Err() != nil
+	}
+	s.Sched.Run(s.Job.Spec.Sim.TimeLimit)
+}
+
+// Run builds and simulates one job. Cancelling ctx stops the simulation
+// early; the result then has Complete=false and holds what finished.
+func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.SizeResult, error) {
+	wall := time.Now()
+	s, err := Build(job)
+	if err != nil {
+		return metrics.SizeResult{SizeBytes: int64(job.Size), Error: err.Error()}, err
+	}
+	s.Run(ctx, progress)
+	r := s.Result()
+	r.WallS = time.Since(wall).Seconds()
+	if progress != nil {
+		progress(1)
+	}
+	return r, nil
+}

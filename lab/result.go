@@ -1,0 +1,182 @@
+package lab
+
+import (
+	"fabriclab/fabric"
+	"fabriclab/metrics"
+	"fabriclab/sim"
+	"fabriclab/units"
+)
+
+// Result summarizes the simulation as it stands (complete or not).
+func (s *Sim) Result() metrics.SizeResult {
+	d := s.DAG
+	now := s.Sched.Now()
+	r := metrics.SizeResult{
+		SizeBytes: d.Size,
+		Ranks:     d.Ranks,
+		Flows:     len(d.Msgs),
+		Complete:  s.Done(),
+		Events:    s.Sched.Executed,
+		SimEndS:   now.Seconds(),
+	}
+	first, last := sim.Time(-1), sim.Time(0)
+	fcts := make([]float64, 0, len(d.Msgs))
+	slows := make([]float64, 0, len(d.Msgs))
+	rankDone := make([]sim.Time, d.Ranks)
+	record := s.Job.Spec.Sim.RecordFlows
+	for i, m := range d.Msgs {
+		st, en := s.start[i], s.end[i]
+		if st >= 0 && (first < 0 || st < first) {
+			first = st
+		}
+		if en < 0 {
+			if record {
+				r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
+					SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(), EndS: -1})
+			}
+			continue
+		}
+		if en > last {
+			last = en
+		}
+		if int(m.DstRank) < len(rankDone) && en > rankDone[m.DstRank] {
+			rankDone[m.DstRank] = en
+		}
+		fct := (en - st).Seconds()
+		ideal := s.AloneFCT(int(m.Src), int(m.Dst), m.Bytes).Seconds()
+		slow := fct / ideal
+		fcts = append(fcts, fct)
+		slows = append(slows, slow)
+		if record {
+			r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
+				SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(),
+				EndS: en.Seconds(), FCTS: fct, IdealS: ideal, Slowdown: slow, Done: true})
+		}
+	}
+	if first < 0 {
+		first = 0
+	}
+	if !r.Complete {
+		last = now
+	}
+	r.CCTS = (last - first).Seconds()
+	r.FCT = metrics.Summarize(fcts)
+	r.Slowdown = metrics.Summarize(slows)
+	r.RankDoneS = make([]float64, len(rankDone))
+	for i, t := range rankDone {
+		r.RankDoneS[i] = t.Seconds()
+	}
+	r.IdealS = s.IdealTime().Seconds()
+
+	// Counters: every port, then every NIC's transport counters.
+	for _, pt := range s.Topo.Net.Ports {
+		c := pt.Counters(now)
+		r.Totals.Add(c)
+		if s.Job.Spec.Sim.PortCounters && (c.TxPackets > 0 || c.PFCPausesRecv > 0 || c.Drops > 0) {
+			node, peer := fabric.PortName(pt)
+			r.Ports = append(r.Ports, metrics.PortCounters{Node: node, Peer: peer, Tier: pt.Tier, Counters: c})
+		}
+	}
+	r.Totals.Add(s.RoCE.Counters())
+	r.Totals.UtilizationPct = 0
+	r.PFCPauses = r.Totals.PFCPausesSent
+	r.ECNMarks = r.Totals.ECNMarks
+	r.Drops = r.Totals.Drops
+	r.Retransmits = r.Totals.Retransmits
+	r.CNPs = r.Totals.CNPs
+	r.Timeouts = r.Totals.Timeouts
+	r.Conservation = s.Topo.Net.Balance()
+	r.Finish(d.Collective)
+	return r
+}
+
+// path returns the ports a packet from src to dst crosses (first ECMP
+// choice at each switch: on a symmetric fabric every choice is as long).
+func (s *Sim) path(src, dst int) []*fabric.Port {
+	pt := s.Topo.Net.HostPorts[src]
+	ports := []*fabric.Port{pt}
+	for i := 0; i < 64; i++ {
+		sw, ok := pt.Peer.Owner.(*fabric.Switch)
+		if !ok {
+			break
+		}
+		g := sw.Next[dst]
+		if len(g) == 0 {
+			break
+		}
+		pt = g[0]
+		ports = append(ports, pt)
+	}
+	return ports
+}
+
+// AloneFCT is the completion time of a message of bytes from src to dst on
+// the idle fabric: every packet serialized at the path's slowest link, the
+// last packet's store-and-forward on every other hop, and the propagation
+// (plus switch latency) of every hop.
+func (s *Sim) AloneFCT(src, dst int, bytes int64) sim.Time {
+	cfg := s.Job.Spec.NIC
+	mtu, ovh := int64(cfg.MTU), int64(cfg.Overhead)
+	n := max((bytes+mtu-1)/mtu, 1)
+	lastWire := bytes - (n-1)*mtu + ovh
+	wire := bytes + n*ovh
+	ports := s.path(src, dst)
+	b := 0
+	for i, pt := range ports {
+		if pt.Rate < ports[b].Rate {
+			b = i
+		}
+	}
+	t := units.SerializationTime(units.Size(wire), ports[b].Rate)
+	for i, pt := range ports {
+		t += pt.Delay
+		if i != b {
+			t += pt.TxTime(int32(lastWire))
+		}
+	}
+	return t
+}
+
+// IdealTime is the payload the workload forces through the most loaded
+// link divided by that link's rate: each host's NIC (send and receive), and
+// each edge switch's uplinks taken together (traffic leaving or entering
+// the edge). On a non-blocking fabric this is the NIC bound.
+func (s *Sim) IdealTime() sim.Time {
+	tp := s.Topo
+	tx := make([]int64, tp.Hosts)
+	rx := make([]int64, tp.Hosts)
+	up := map[*fabric.Switch]int64{}
+	down := map[*fabric.Switch]int64{}
+	for _, m := range s.DAG.Msgs {
+		tx[m.Src] += m.Bytes
+		rx[m.Dst] += m.Bytes
+		if es, ed := tp.Edge[m.Src], tp.Edge[m.Dst]; es != ed {
+			up[es] += m.Bytes
+			down[ed] += m.Bytes
+		}
+	}
+	var worst sim.Time
+	consider := func(bytes int64, rate units.Rate) {
+		if bytes > 0 && rate > 0 {
+			if t := units.SerializationTime(units.Size(bytes), rate); t > worst {
+				worst = t
+			}
+		}
+	}
+	for h := 0; h < tp.Hosts; h++ {
+		r := tp.Net.HostPorts[h].Rate
+		consider(tx[h], r)
+		consider(rx[h], r)
+	}
+	for _, sw := range tp.Net.Switches {
+		var cap units.Rate
+		for _, pt := range sw.Ports {
+			if _, ok := pt.Peer.Owner.(*fabric.Switch); ok {
+				cap += pt.Rate
+			}
+		}
+		consider(up[sw], cap)
+		consider(down[sw], cap)
+	}
+	return worst
+}

@@ -1,0 +1,194 @@
+// Package metrics holds what a run measures: per-flow records, counters, and
+// the per-size summary (CCT, algbw, busbw, ideal time) with the formulas
+// fixed by DESIGN.md. It depends on nothing but units.
+package metrics
+
+import (
+	"math"
+	"sort"
+)
+
+// Collective names a workload kind for the busbw factor.
+type Collective string
+
+// Workload kinds known to the busbw table.
+const (
+	AllReduce     Collective = "allreduce"
+	AllGather     Collective = "allgather"
+	ReduceScatter Collective = "reducescatter"
+	AllToAll      Collective = "alltoall"
+	Broadcast     Collective = "broadcast"
+	Reduce        Collective = "reduce"
+	SendRecv      Collective = "sendrecv"
+	Permutation   Collective = "permutation"
+	Incast        Collective = "incast"
+	FlowList      Collective = "flows"
+)
+
+// BusBWFactor is nccl-tests' factor turning algbw into busbw for n ranks:
+// all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; all
+// others 1 (traffic patterns that are not collectives use 1 as well).
+func BusBWFactor(c Collective, n int) float64 {
+	if n <= 1 {
+		return 1
+	}
+	switch c {
+	case AllReduce:
+		return 2 * float64(n-1) / float64(n)
+	case AllGather, ReduceScatter, AllToAll:
+		return float64(n-1) / float64(n)
+	}
+	return 1
+}
+
+// FlowRecord is one message/flow as measured: start is when the sender was
+// allowed to send (its dependencies were met), end is when its last byte was
+// delivered in order at the receiver.
+type FlowRecord struct {
+	ID       int     `json:"id"`
+	Src      int     `json:"src"`
+	Dst      int     `json:"dst"`
+	SrcRank  int     `json:"src_rank"`
+	DstRank  int     `json:"dst_rank"`
+	Bytes    int64   `json:"bytes"`
+	StartS   float64 `json:"start_s"`
+	EndS     float64 `json:"end_s"`
+	FCTS     float64 `json:"fct_s"`
+	IdealS   float64 `json:"ideal_fct_s"` // the same flow alone on the idle fabric
+	Slowdown float64 `json:"slowdown"`
+	Done     bool    `json:"done"`
+}
+
+// Counters are event counts for one port, NIC or the whole run. Fields are
+// summed by Add.
+type Counters struct {
+	PFCPausesSent  int64   `json:"pfc_pauses_sent"`
+	PFCPausesRecv  int64   `json:"pfc_pauses_received"`
+	PFCPausedS     float64 `json:"pfc_paused_s"` // time an egress queue was held by a received pause
+	ECNMarks       int64   `json:"ecn_marks"`
+	CNPs           int64   `json:"cnps"`
+	Drops          int64   `json:"drops"`
+	Retransmits    int64   `json:"retransmits"` // data packets sent again
+	Timeouts       int64   `json:"timeouts"`
+	NACKs          int64   `json:"nacks"`
+	OutOfOrder     int64   `json:"out_of_order"`
+	TxPackets      int64   `json:"tx_packets"`
+	TxBytes        int64   `json:"tx_bytes"` // wire bytes including overhead
+	MaxQueueBytes  int64   `json:"max_queue_bytes"`
+	UtilizationPct float64 `json:"utilization_pct,omitempty"` // tx busy time / run time (ports only)
+}
+
+// Add accumulates o into c (max for MaxQueueBytes; utilization is not summed).
+func (c *Counters) Add(o Counters) {
+	c.PFCPausesSent += o.PFCPausesSent
+	c.PFCPausesRecv += o.PFCPausesRecv
+	c.PFCPausedS += o.PFCPausedS
+	c.ECNMarks += o.ECNMarks
+	c.CNPs += o.CNPs
+	c.Drops += o.Drops
+	c.Retransmits += o.Retransmits
+	c.Timeouts += o.Timeouts
+	c.NACKs += o.NACKs
+	c.OutOfOrder += o.OutOfOrder
+	c.TxPackets += o.TxPackets
+	c.TxBytes += o.TxBytes
+	if o.MaxQueueBytes > c.MaxQueueBytes {
+		c.MaxQueueBytes = o.MaxQueueBytes
+	}
+}
+
+// PortCounters names a port (node:port→peer) with its counters.
+type PortCounters struct {
+	Node string `json:"node"`
+	Peer string `json:"peer"`
+	Tier string `json:"tier"` // host, leaf, spine, agg, core
+	Counters
+}
+
+// Percentiles summarize a distribution.
+type Percentiles struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+}
+
+// Summarize computes percentiles (nearest-rank) of xs; xs is sorted in place.
+func Summarize(xs []float64) Percentiles {
+	if len(xs) == 0 {
+		return Percentiles{}
+	}
+	sort.Float64s(xs)
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	q := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(xs)))) - 1
+		if i < 0 {
+			i = 0
+		}
+		if i >= len(xs) {
+			i = len(xs) - 1
+		}
+		return xs[i]
+	}
+	return Percentiles{Count: len(xs), Mean: sum / float64(len(xs)), P50: q(0.5), P90: q(0.9), P99: q(0.99), P999: q(0.999), Max: xs[len(xs)-1]}
+}
+
+// SizeResult is one row of the nccl-tests-style table: one data size of one
+// variant. Field names are the documented output contract.
+type SizeResult struct {
+	SizeBytes   int64   `json:"size_bytes"`
+	Ranks       int     `json:"ranks"`
+	CCTS        float64 `json:"cct_s"`
+	AlgBWGBps   float64 `json:"algbw_gbps"`
+	BusBWGBps   float64 `json:"busbw_gbps"`
+	IdealS      float64 `json:"ideal_s"`
+	IdealPct    float64 `json:"ideal_pct"`
+	PFCPauses   int64   `json:"pfc_pauses"`
+	ECNMarks    int64   `json:"ecn_marks"`
+	Drops       int64   `json:"drops"`
+	Retransmits int64   `json:"retransmits"`
+	CNPs        int64   `json:"cnps"`
+	Timeouts    int64   `json:"timeouts"`
+	// Complete is false when the run was interrupted or hit its time limit
+	// before every flow finished; the numbers then describe a partial run.
+	Complete bool   `json:"complete"`
+	Error    string `json:"error,omitempty"`
+
+	Flows        int            `json:"flows"`
+	FCT          Percentiles    `json:"fct_s"`
+	Slowdown     Percentiles    `json:"slowdown"`
+	RankDoneS    []float64      `json:"rank_done_s,omitempty"` // per rank: when its last incoming flow finished
+	Totals       Counters       `json:"counters"`
+	Ports        []PortCounters `json:"ports,omitempty"` // ports with any activity worth reporting
+	Records      []FlowRecord   `json:"flows_records,omitempty"`
+	Events       uint64         `json:"sim_events"`
+	WallS        float64        `json:"wall_s"`
+	SimEndS      float64        `json:"sim_end_s"`
+	Conservation Conservation   `json:"conservation"`
+}
+
+// Conservation is the packet balance checked at the end of every run:
+// Injected = Delivered + Dropped + InFlight.
+type Conservation struct {
+	InjectedBytes  int64 `json:"injected_bytes"`
+	DeliveredBytes int64 `json:"delivered_bytes"`
+	DroppedBytes   int64 `json:"dropped_bytes"`
+	InFlightBytes  int64 `json:"in_flight_bytes"`
+	OK             bool  `json:"ok"`
+}
+
+// Finish fills algbw, busbw and % ideal from S, CCT and ideal time with the
+// nccl-tests definitions (GB/s = 1e9 B/s).
+func (r *SizeResult) Finish(c Collective) {
+	if r.CCTS > 0 {
+		r.AlgBWGBps = float64(r.SizeBytes) / r.CCTS / 1e9
+		r.BusBWGBps = r.AlgBWGBps * BusBWFactor(c, r.Ranks)
+		r.IdealPct = 100 * r.IdealS / r.CCTS
+	}
+}

@@ -1,0 +1,173 @@
+// Package sim is the discrete-event engine: simulated time in int64
+// picoseconds, a deterministic event scheduler and seeded random streams.
+//
+// Events are small values kept in a hand-written 4-ary heap (no interface
+// boxing, no allocation per event once the heap has grown). Ties break by
+// insertion order, so a run is a pure function of its inputs.
+package sim
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+
+	"fabriclab/units"
+)
+
+// Time is simulated time in picoseconds.
+type Time = units.Duration
+
+// Handler receives events. Arg lets one object multiplex several event kinds
+// (or carry a generation number to cancel stale timers) without allocating.
+type Handler interface {
+	OnEvent(now Time, arg uint64)
+}
+
+type event struct {
+	at  Time
+	seq uint64
+	h   Handler
+	arg uint64
+}
+
+func (a *event) before(b *event) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
+}
+
+// Scheduler is the event loop. It is not safe for concurrent use: one
+// simulation runs on one goroutine.
+type Scheduler struct {
+	now     Time
+	seq     uint64
+	heap    []event
+	stopped bool
+	// Executed counts events run so far (for benchmarks and progress).
+	Executed uint64
+	// StopHook, if set, is polled every StopPollEvery events; returning true
+	// stops the run (used for Ctrl-C and progress callbacks).
+	StopHook      func(now Time) bool
+	StopPollEvery uint64
+}
+
+// NewScheduler returns an empty scheduler at time 0.
+func NewScheduler() *Scheduler {
+	return &Scheduler{heap: make([]event, 0, 1024), StopPollEvery: 1 << 16}
+}
+
+// Now is the current simulated time.
+func (s *Scheduler) Now() Time { return s.now }
+
+// Pending is the number of queued events.
+func (s *Scheduler) Pending() int { return len(s.heap) }
+
+// At schedules h at absolute time t (clamped to now: the past is not
+// reachable).
+func (s *Scheduler) At(t Time, h Handler, arg uint64) {
+	if t < s.now {
+		t = s.now
+	}
+	s.seq++
+	s.heap = append(s.heap, event{at: t, seq: s.seq, h: h, arg: arg})
+	s.up(len(s.heap) - 1)
+}
+
+// After schedules h at now+d.
+func (s *Scheduler) After(d Time, h Handler, arg uint64) { s.At(s.now+d, h, arg) }
+
+// Stop makes Run return after the current event.
+func (s *Scheduler) Stop() { s.stopped = true }
+
+// Stopped reports whether Stop was called or the hook stopped the run.
+func (s *Scheduler) Stopped() bool { return s.stopped }
+
+// Run executes events in time order until the queue is empty, the next event
+// is after end (end < 0 means no limit), or Stop is called. It returns the
+// time of the last executed event (or end, when it stopped at the limit).
+func (s *Scheduler) Run(end Time) Time {
+	s.stopped = false
+	poll := s.StopPollEvery
+	if poll == 0 {
+		poll = 1 << 16
+	}
+	for len(s.heap) > 0 && !s.stopped {
+		top := &s.heap[0]
+		if end >= 0 && top.at > end {
+			s.now = end
+			return s.now
+		}
+		ev := *top
+		s.pop()
+		s.now = ev.at
+		ev.h.OnEvent(ev.at, ev.arg)
+		s.Executed++
+		if s.StopHook != nil && s.Executed%poll == 0 && s.StopHook(s.now) {
+			s.stopped = true
+		}
+	}
+	return s.now
+}
+
+const arity = 4
+
+func (s *Scheduler) up(i int) {
+	h := s.heap
+	e := h[i]
+	for i > 0 {
+		p := (i - 1) / arity
+		if !e.before(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+}
+
+func (s *Scheduler) pop() {
+	h := s.heap
+	n := len(h) - 1
+	last := h[n]
+	h[n] = event{}
+	s.heap = h[:n]
+	if n == 0 {
+		return
+	}
+	h = s.heap
+	i := 0
+	for {
+		c := i*arity + 1
+		if c >= n {
+			break
+		}
+		best := c
+		end := c + arity
+		if end > n {
+			end = n
+		}
+		for j := c + 1; j < end; j++ {
+			if h[j].before(&h[best]) {
+				best = j
+			}
+		}
+		if !h[best].before(&last) {
+			break
+		}
+		h[i] = h[best]
+		i = best
+	}
+	h[i] = last
+}
+
+// RNG is a seeded random stream. Each consumer (ECMP hash seeds, RED
+// marking, workload placement) takes its own named stream so that adding
+// randomness in one place does not shift the numbers drawn in another.
+type RNG struct{ *rand.Rand }
+
+// NewRNG derives a stream from the scenario seed and a stream name.
+func NewRNG(seed uint64, stream string) *RNG {
+	h := fnv.New64a()
+	h.Write([]byte(stream))
+	return &RNG{rand.New(rand.NewPCG(seed, h.Sum64()))}
+}

@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"testing"
+)
+
+type recorder struct {
+	s   *Scheduler
+	got []uint64
+}
+
+func (r *recorder) OnEvent(now Time, arg uint64) { r.got = append(r.got, arg) }
+
+func TestEventsRunInTimeOrderTiesByInsertion(t *testing.T) {
+	s := NewScheduler()
+	r := &recorder{s: s}
+	s.At(30, r, 3)
+	s.At(10, r, 1)
+	s.At(20, r, 20)
+	s.At(20, r, 21)
+	s.At(20, r, 22)
+	s.At(10, r, 2)
+	s.Run(-1)
+	want := []uint64{1, 2, 20, 21, 22, 3}
+	if len(r.got) != len(want) {
+		t.Fatalf("got %v want %v", r.got, want)
+	}
+	for i := range want {
+		if r.got[i] != want[i] {
+			t.Fatalf("got %v want %v", r.got, want)
+		}
+	}
+	if s.Now() != 30 {
+		t.Fatalf("now = %d", s.Now())
+	}
+}
+
+func TestRunStopsAtEndTime(t *testing.T) {
+	s := NewScheduler()
+	r := &recorder{s: s}
+	s.At(5, r, 1)
+	s.At(15, r, 2)
+	end := s.Run(10)
+	if end != 10 || len(r.got) != 1 || s.Pending() != 1 {
+		t.Fatalf("end=%d got=%v pending=%d", end, r.got, s.Pending())
+	}
+	s.Run(-1)
+	if len(r.got) != 2 {
+		t.Fatalf("resume: %v", r.got)
+	}
+}
+
+type stopper struct{ s *Scheduler }
+
+func (st stopper) OnEvent(now Time, arg uint64) {
+	if arg == 2 {
+		st.s.Stop()
+	}
+}
+
+func TestStopAndHook(t *testing.T) {
+	s := NewScheduler()
+	for i := 0; i < 5; i++ {
+		s.At(Time(i), stopper{s}, uint64(i))
+	}
+	s.Run(-1)
+	if s.Executed != 3 || !s.Stopped() {
+		t.Fatalf("executed %d", s.Executed)
+	}
+	s2 := NewScheduler()
+	r := &recorder{s: s2}
+	for i := 0; i < 100; i++ {
+		s2.At(Time(i), r, uint64(i))
+	}
+	s2.StopPollEvery = 10
+	s2.StopHook = func(now Time) bool { return now >= 30 }
+	s2.Run(-1)
+	if len(r.got) != 40 {
+		t.Fatalf("hook stopped after %d events", len(r.got))
+	}
+}
+
+// A random mix of insertions must pop in (time, seq) order: checks the 4-ary
+// heap against the definition.
+func TestHeapOrderRandom(t *testing.T) {
+	s := NewScheduler()
+	rng := NewRNG(7, "heap")
+	type ev struct {
+		at  Time
+		arg uint64
+	}
+	var order []ev
+	rec := &orderRec{}
+	for i := 0; i < 5000; i++ {
+		at := Time(rng.IntN(1000))
+		s.At(at, rec, uint64(i))
+		order = append(order, ev{at, uint64(i)})
+	}
+	s.Run(-1)
+	last := ev{-1, 0}
+	for _, a := range rec.got {
+		e := order[a]
+		if e.at < last.at || (e.at == last.at && e.arg < last.arg) {
+			t.Fatalf("out of order: %v after %v", e, last)
+		}
+		last = e
+	}
+	if len(rec.got) != 5000 {
+		t.Fatal("lost events")
+	}
+}
+
+type orderRec struct{ got []uint64 }
+
+func (o *orderRec) OnEvent(now Time, arg uint64) { o.got = append(o.got, arg) }
+
+func TestRNGStreamsAreSeededAndIndependent(t *testing.T) {
+	a, b := NewRNG(1, "x"), NewRNG(1, "x")
+	c := NewRNG(1, "y")
+	d := NewRNG(2, "x")
+	va, vb, vc, vd := a.Uint64(), b.Uint64(), c.Uint64(), d.Uint64()
+	if va != vb {
+		t.Fatal("same seed and stream differ")
+	}
+	if va == vc || va == vd {
+		t.Fatal("streams not independent")
+	}
+}
+
+// chain reschedules itself: a steady-state event load for benchmarks.
+type chain struct {
+	s *Scheduler
+	n int
+}
+
+func (c *chain) OnEvent(now Time, arg uint64) {
+	c.n--
+	if c.n > 0 {
+		c.s.After(Time(1000+arg%977), c, arg*6364136223846793005+1)
+	}
+}
+
+func TestSchedulerSteadyStateDoesNotAllocate(t *testing.T) {
+	s := NewScheduler()
+	cs := make([]*chain, 256)
+	for i := range cs {
+		cs[i] = &chain{s: s, n: 1 << 30}
+		s.At(Time(i), cs[i], uint64(i))
+	}
+	s.Run(1e6) // warm up
+	allocs := testing.AllocsPerRun(10, func() { s.Run(s.Now() + 1e6) })
+	if allocs != 0 {
+		t.Fatalf("%v allocs per run of ~250k events", allocs)
+	}
+}
+
+// BenchmarkScheduler reports events/s with 1024 pending events.
+func BenchmarkScheduler(b *testing.B) {
+	s := NewScheduler()
+	for i := 0; i < 1024; i++ {
+		s.At(Time(i), &chain{s: s, n: 1 << 62}, uint64(i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := s.Executed
+	for s.Executed-start < uint64(b.N) {
+		s.Run(s.Now() + 1e6)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

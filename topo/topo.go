@@ -1,0 +1,251 @@
+// Package topo builds fabrics (2-tier leaf-spine, 3-tier k-ary fat-tree,
+// rail-optimized) on a fabric.Network and fills every switch's shortest-path
+// ECMP next-hop table.
+package topo
+
+import (
+	"fmt"
+
+	"fabriclab/fabric"
+	"fabriclab/sim"
+	"fabriclab/units"
+)
+
+// Link is a rate and a one-way propagation delay.
+type Link struct {
+	Rate  units.Rate
+	Delay sim.Time
+}
+
+// Spec describes a topology to build.
+type Spec struct {
+	Kind string // leaf-spine, fat-tree, rail
+
+	Hosts, HostsPerLeaf, Spines int
+	Oversubscription            float64
+
+	K int
+
+	Servers, GPUsPerServer, ServersPerGroup int
+
+	HostLink, FabricLink Link
+	Switch               *fabric.SwitchConfig
+	ECMPSeed             uint64
+}
+
+// Topology is a built fabric plus what workloads and ideal-time formulas
+// need to know about it.
+type Topology struct {
+	Net   *fabric.Network
+	Hosts int
+	// Edge[h] is the switch host h attaches to.
+	Edge []*fabric.Switch
+	// Server[h] is the server (scale-up domain) of host h; hosts are their
+	// own server except on rail topologies.
+	Server []int
+	// Tiers lists switch tier names from the edge up.
+	Tiers []string
+}
+
+// NumHosts returns how many hosts spec will have (0 with an error for an
+// impossible spec).
+func NumHosts(s Spec) (int, error) {
+	switch s.Kind {
+	case "leaf-spine":
+		if s.Hosts <= 0 || s.HostsPerLeaf <= 0 || s.Hosts%s.HostsPerLeaf != 0 {
+			return 0, fmt.Errorf("leaf-spine: hosts (%d) must be a positive multiple of hosts_per_leaf (%d)", s.Hosts, s.HostsPerLeaf)
+		}
+		return s.Hosts, nil
+	case "fat-tree":
+		if s.K < 2 || s.K%2 != 0 {
+			return 0, fmt.Errorf("fat-tree: k must be even and ≥ 2, got %d", s.K)
+		}
+		return s.K * s.K * s.K / 4, nil
+	case "rail":
+		if s.Servers <= 0 || s.GPUsPerServer <= 0 {
+			return 0, fmt.Errorf("rail: servers and gpus_per_server must be ≥ 1")
+		}
+		return s.Servers * s.GPUsPerServer, nil
+	}
+	return 0, fmt.Errorf("unknown topology kind %q", s.Kind)
+}
+
+// SpinesFor is the spine count a leaf-spine or rail fabric gets when it is
+// not given: enough uplink capacity for down-capacity / oversubscription.
+func SpinesFor(down int, host, fab units.Rate, oversub float64) int {
+	if oversub <= 0 {
+		oversub = 1
+	}
+	need := float64(down) * float64(host) / (oversub * float64(fab))
+	n := int(need)
+	if float64(n) < need-1e-9 {
+		n++
+	}
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+// Build creates the network for spec on sched.
+func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
+	nh, err := NumHosts(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.HostLink.Rate <= 0 || s.FabricLink.Rate <= 0 {
+		return nil, fmt.Errorf("link rates must be positive")
+	}
+	t := &Topology{Net: fabric.NewNetwork(sched, seed, nh), Hosts: nh,
+		Edge: make([]*fabric.Switch, nh), Server: make([]int, nh)}
+	for h := range t.Server {
+		t.Server[h] = h
+	}
+	n := t.Net
+	addHost := func(h int, sw *fabric.Switch) {
+		n.ConnectHost(h, sw, s.HostLink.Rate, s.HostLink.Delay)
+		t.Edge[h] = sw
+	}
+	link := func(a, b *fabric.Switch) {
+		n.ConnectSwitches(a, b, s.FabricLink.Rate, s.FabricLink.Delay)
+	}
+	switch s.Kind {
+	case "leaf-spine":
+		t.Tiers = []string{"leaf", "spine"}
+		nl := nh / s.HostsPerLeaf
+		ns := s.Spines
+		if ns <= 0 {
+			ns = SpinesFor(s.HostsPerLeaf, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
+		}
+		leaves := make([]*fabric.Switch, nl)
+		for i := range leaves {
+			leaves[i] = n.AddSwitch(fmt.Sprintf("leaf%d", i), "leaf", s.Switch, s.ECMPSeed)
+			for j := 0; j < s.HostsPerLeaf; j++ {
+				addHost(i*s.HostsPerLeaf+j, leaves[i])
+			}
+		}
+		for j := 0; j < ns; j++ {
+			sp := n.AddSwitch(fmt.Sprintf("spine%d", j), "spine", s.Switch, s.ECMPSeed)
+			for _, l := range leaves {
+				link(l, sp)
+			}
+		}
+	case "fat-tree":
+		t.Tiers = []string{"edge", "agg", "core"}
+		k, half := s.K, s.K/2
+		cores := make([]*fabric.Switch, half*half)
+		for i := range cores {
+			cores[i] = n.AddSwitch(fmt.Sprintf("core%d", i), "core", s.Switch, s.ECMPSeed)
+		}
+		h := 0
+		for p := 0; p < k; p++ {
+			aggs := make([]*fabric.Switch, half)
+			for a := range aggs {
+				aggs[a] = n.AddSwitch(fmt.Sprintf("agg%d-%d", p, a), "agg", s.Switch, s.ECMPSeed)
+				for c := 0; c < half; c++ {
+					link(aggs[a], cores[a*half+c])
+				}
+			}
+			for e := 0; e < half; e++ {
+				edge := n.AddSwitch(fmt.Sprintf("edge%d-%d", p, e), "edge", s.Switch, s.ECMPSeed)
+				for _, a := range aggs {
+					link(edge, a)
+				}
+				for j := 0; j < half; j++ {
+					addHost(h, edge)
+					h++
+				}
+			}
+		}
+	case "rail":
+		t.Tiers = []string{"rail", "spine"}
+		g := s.GPUsPerServer
+		per := s.ServersPerGroup
+		if per <= 0 {
+			per = s.Servers
+		}
+		if s.Servers%per != 0 {
+			return nil, fmt.Errorf("rail: servers_per_group (%d) must divide servers (%d)", per, s.Servers)
+		}
+		ns := s.Spines
+		if ns <= 0 {
+			ns = SpinesFor(per, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
+		}
+		var rails []*fabric.Switch
+		for grp := 0; grp < s.Servers/per; grp++ {
+			for r := 0; r < g; r++ {
+				leaf := n.AddSwitch(fmt.Sprintf("rail%d-g%d", r, grp), "rail", s.Switch, s.ECMPSeed)
+				rails = append(rails, leaf)
+				for sv := grp * per; sv < (grp+1)*per; sv++ {
+					hid := sv*g + r
+					addHost(hid, leaf)
+					t.Server[hid] = sv
+				}
+			}
+		}
+		for j := 0; j < ns; j++ {
+			sp := n.AddSwitch(fmt.Sprintf("spine%d", j), "spine", s.Switch, s.ECMPSeed)
+			for _, l := range rails {
+				link(l, sp)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown topology kind %q", s.Kind)
+	}
+	ComputeRoutes(t)
+	return t, nil
+}
+
+// ComputeRoutes fills every switch's Next table with all shortest-path
+// next hops (ECMP groups). Groups are computed once per edge switch (a BFS
+// over the switch graph) and shared by the hosts under it.
+func ComputeRoutes(t *Topology) {
+	n := t.Net
+	ns := len(n.Switches)
+	groups := map[*fabric.Switch][][]*fabric.Port{}
+	dist := make([]int, ns)
+	queue := make([]int, 0, ns)
+	for _, edge := range t.Edge {
+		if _, ok := groups[edge]; ok {
+			continue
+		}
+		for i := range dist {
+			dist[i] = -1
+		}
+		dist[edge.ID] = 0
+		queue = append(queue[:0], edge.ID)
+		for len(queue) > 0 {
+			u := queue[0]
+			queue = queue[1:]
+			for _, pt := range n.Switches[u].Ports {
+				if v, ok := pt.Peer.Owner.(*fabric.Switch); ok && dist[v.ID] < 0 {
+					dist[v.ID] = dist[u] + 1
+					queue = append(queue, v.ID)
+				}
+			}
+		}
+		g := make([][]*fabric.Port, ns)
+		for _, s := range n.Switches {
+			if s == edge || dist[s.ID] < 0 {
+				continue
+			}
+			for _, pt := range s.Ports {
+				if v, ok := pt.Peer.Owner.(*fabric.Switch); ok && dist[v.ID] == dist[s.ID]-1 {
+					g[s.ID] = append(g[s.ID], pt)
+				}
+			}
+		}
+		groups[edge] = g
+	}
+	for _, s := range n.Switches {
+		s.Next = make([][]*fabric.Port, t.Hosts)
+	}
+	for h, edge := range t.Edge {
+		g := groups[edge]
+		for _, s := range n.Switches {
+			s.Next[h] = g[s.ID]
+		}
+		// The edge switch delivers straight to the host.
+		edge.Next[h] = []*fabric.Port{n.HostPorts[h].Peer}
+	}
+}

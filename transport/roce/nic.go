@@ -1,0 +1,467 @@
+// Package roce is the RoCEv2 reliable-connection transport: queue pairs
+// that segment messages into MTU packets, a per-QP rate limiter driven by
+// DCQCN, cumulative ACKs, NACK + go-back-N on loss, a retransmission
+// timeout, and CNP generation at the receiver.
+//
+// The DCQCN reaction point (dcqcn.go) is a pure state machine; this file is
+// the I/O around it: packets in and out of a host NIC, and timers.
+package roce
+
+import (
+	"fabriclab/fabric"
+	"fabriclab/metrics"
+	"fabriclab/sim"
+	"fabriclab/units"
+)
+
+// Config holds the NIC/transport settings shared by every host.
+type Config struct {
+	MTU         int32 // payload bytes per data packet
+	Overhead    int32 // wire bytes added per packet
+	AckEvery    int   // ack every n-th in-order packet (and every message end)
+	RTO         sim.Time
+	MaxInflight int64 // unacked bytes per QP; 0 = no cap
+	DataPrio    uint8
+	CtrlPrio    uint8
+	DCQCN       DCQCNParams
+}
+
+// ControlWire is the wire size of ACK, NACK and CNP frames: a minimum
+// Ethernet frame plus preamble and inter-frame gap.
+const ControlWire = 84
+
+// Transport is the RoCE layer of every host of one simulation.
+type Transport struct {
+	cfg  Config
+	net  *fabric.Network
+	NICs []*NIC
+	// OnDelivered is called when the last byte of message msg reaches its
+	// receiver in order.
+	OnDelivered func(msg int32, now sim.Time)
+}
+
+// New attaches a RoCE NIC to every host of net.
+func New(net *fabric.Network, cfg Config) *Transport {
+	if cfg.AckEvery < 1 {
+		cfg.AckEvery = 1
+	}
+	t := &Transport{cfg: cfg, net: net}
+	t.NICs = make([]*NIC, len(net.HostPorts))
+	for h, pt := range net.HostPorts {
+		nic := &NIC{t: t, host: int32(h), port: pt, lineRate: pt.Rate, name: hostName(h)}
+		t.NICs[h] = nic
+		net.SetHost(h, nic, nic)
+	}
+	return t
+}
+
+func hostName(h int) string { return "host" + itoa(h) }
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b [20]byte
+	n := len(b)
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[n:])
+}
+
+// QP is a handle to one connection (sender side at Src).
+type QP struct {
+	Src, Dst int32
+	idx      int32
+}
+
+// Connect creates a new reliable connection from src to dst. Each QP is its
+// own 5-tuple, so ECMP may place QPs of one host pair on different paths.
+func (t *Transport) Connect(src, dst int) QP {
+	s, d := t.NICs[src], t.NICs[dst]
+	ri := int32(len(d.recv))
+	d.recv = append(d.recv, recvQP{src: int32(src)})
+	si := int32(len(s.send))
+	q := &sendQP{nic: s, idx: si, dst: int32(dst), peer: ri, dcqcnAt: -1}
+	q.rp.Init(t.cfg.DCQCN, s.lineRate)
+	s.send = append(s.send, q)
+	d.recv[ri].peer = si
+	return QP{Src: int32(src), Dst: int32(dst), idx: si}
+}
+
+// Post queues a message of bytes on qp; msg is the caller's id reported by
+// OnDelivered.
+func (t *Transport) Post(qp QP, msg int32, bytes int64) {
+	q := t.NICs[qp.Src].send[qp.idx]
+	mtu := int64(t.cfg.MTU)
+	n := (bytes + mtu - 1) / mtu
+	if n < 1 {
+		n = 1
+	}
+	last := bytes - (n-1)*mtu
+	q.msgs = append(q.msgs, qmsg{id: msg, first: q.end, last: q.end + n - 1, lastPayload: int32(last)})
+	q.end += n
+	q.nic.activate(q)
+}
+
+// Counters sums every NIC's transport counters.
+func (t *Transport) Counters() metrics.Counters {
+	var c metrics.Counters
+	for _, n := range t.NICs {
+		c.Add(n.C)
+	}
+	return c
+}
+
+// NIC is one host adapter: it owns the host's port, its sending QPs
+// (scheduled round-robin, paced by their rate limiters) and the receive
+// state of connections that end here.
+type NIC struct {
+	t        *Transport
+	host     int32
+	name     string
+	port     *fabric.Port
+	lineRate units.Rate
+	send     []*sendQP
+	recv     []recvQP
+
+	active  ring     // QPs with data that may be ready to send
+	waiting qpHeap   // QPs held back by their rate limiter, by nextSend
+	wakeAt  sim.Time // time of the pending wake event, 0 = none
+	C       metrics.Counters
+}
+
+// Name implements fabric.Node.
+func (n *NIC) Name() string { return n.name }
+
+type qmsg struct {
+	id          int32
+	first, last int64 // PSN range
+	lastPayload int32
+}
+
+type sendQP struct {
+	nic  *NIC
+	idx  int32
+	dst  int32
+	peer int32 // receiver's QP index
+
+	msgs   []qmsg
+	head   int   // first message not fully acked
+	cur    int   // message holding nxt
+	nxt    int64 // next PSN to send
+	una    int64 // oldest unacked PSN
+	end    int64 // one past the last PSN posted
+	maxNxt int64 // highest nxt ever reached (PSNs below it are resends)
+
+	nextSend sim.Time
+	inActive bool
+	heapIdx  int // 1 + index in the NIC's waiting heap, 0 if not there
+
+	rp      ReactionPoint
+	dcqcnAt sim.Time // pending DCQCN timer event, -1 = none
+
+	rtoArmed    bool
+	rtoPending  bool
+	rtoDeadline sim.Time
+}
+
+type recvQP struct {
+	src      int32
+	peer     int32
+	expected int64
+	nacked   bool // a NACK for expected is outstanding
+	sinceAck int
+	lastCNP  sim.Time
+	cnpSent  bool
+}
+
+// QP timer kinds.
+const (
+	tmRTO = iota + 1
+	tmDCQCN
+)
+
+func (q *sendQP) canSend() bool {
+	if q.nxt >= q.end {
+		return false
+	}
+	if mi := q.nic.t.cfg.MaxInflight; mi > 0 && (q.nxt-q.una)*int64(q.nic.t.cfg.MTU) >= mi {
+		return false
+	}
+	return true
+}
+
+// activate puts q in the round-robin when it has something to send.
+func (n *NIC) activate(q *sendQP) {
+	if q.inActive || q.heapIdx > 0 || !q.canSend() {
+		return
+	}
+	q.inActive = true
+	n.active.push(q)
+	n.port.Kick()
+}
+
+// Pull implements fabric.Feeder: the next data packet, round-robin over
+// ready QPs, respecting PFC pause of the data class and each QP's pacing.
+func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
+	cfg := &n.t.cfg
+	if pt.Paused(cfg.DataPrio) {
+		return nil
+	}
+	for n.waiting.len() > 0 && n.waiting.min().nextSend <= now {
+		q := n.waiting.pop()
+		if q.canSend() {
+			q.inActive = true
+			n.active.push(q)
+		}
+	}
+	for tries := n.active.len(); tries > 0; tries-- {
+		q := n.active.pop()
+		q.inActive = false
+		if !q.canSend() {
+			continue
+		}
+		if q.nextSend > now {
+			n.waiting.push(q)
+			continue
+		}
+		p := q.packet(now)
+		if q.canSend() {
+			q.inActive = true
+			n.active.push(q)
+		}
+		return p
+	}
+	if n.waiting.len() > 0 {
+		at := n.waiting.min().nextSend
+		if n.wakeAt == 0 || at < n.wakeAt {
+			n.wakeAt = at
+			n.t.net.Sched.At(at, n, 0)
+		}
+	}
+	return nil
+}
+
+// OnEvent implements sim.Handler: the wake-up for rate-limited QPs.
+func (n *NIC) OnEvent(now sim.Time, _ uint64) {
+	if now != n.wakeAt {
+		return // superseded by an earlier wake
+	}
+	n.wakeAt = 0
+	n.port.Kick()
+}
+
+// packet builds the data packet for PSN nxt and advances the QP.
+func (q *sendQP) packet(now sim.Time) *fabric.Packet {
+	n := q.nic
+	cfg := &n.t.cfg
+	m := &q.msgs[q.cur]
+	p := n.t.net.Pool.Get()
+	p.Kind = fabric.Data
+	p.Prio = cfg.DataPrio
+	p.Src, p.Dst = n.host, q.dst
+	p.SrcQP, p.DstQP = q.idx, q.peer
+	p.PSN = q.nxt
+	p.Msg = m.id
+	p.Payload = cfg.MTU
+	if q.nxt == m.last {
+		p.Payload = m.lastPayload
+		p.Last = true
+	}
+	p.Wire = p.Payload + cfg.Overhead
+	if q.nxt < q.maxNxt {
+		n.C.Retransmits++
+	}
+	q.nxt++
+	if q.nxt > q.maxNxt {
+		q.maxNxt = q.nxt
+	}
+	if q.nxt > m.last && q.cur < len(q.msgs)-1 {
+		q.cur++
+	}
+	// Pacing: the rate limiter lets the next packet go one frame time at the
+	// QP's current rate after this one.
+	if r := q.rp.Rate(); r < n.lineRate {
+		q.nextSend = now + units.SerializationTime(units.Size(p.Wire), r)
+	} else {
+		q.nextSend = now
+	}
+	if cfg.DCQCN.Enabled {
+		q.rp.OnSent(now, units.Size(p.Wire))
+		q.armDCQCN()
+	}
+	q.armRTO(now)
+	return p
+}
+
+func (q *sendQP) armRTO(now sim.Time) {
+	rto := q.nic.t.cfg.RTO
+	if rto <= 0 {
+		return
+	}
+	q.rtoArmed = true
+	q.rtoDeadline = now + rto
+	if !q.rtoPending {
+		q.rtoPending = true
+		q.nic.t.net.Sched.At(q.rtoDeadline, q, tmRTO)
+	}
+}
+
+func (q *sendQP) armDCQCN() {
+	d := q.rp.NextDeadline()
+	if d == NoDeadline {
+		return
+	}
+	if q.dcqcnAt < 0 || d < q.dcqcnAt {
+		q.dcqcnAt = d
+		q.nic.t.net.Sched.At(d, q, tmDCQCN)
+	}
+}
+
+// OnEvent implements sim.Handler for the QP's timers.
+func (q *sendQP) OnEvent(now sim.Time, arg uint64) {
+	switch arg {
+	case tmRTO:
+		q.rtoPending = false
+		if !q.rtoArmed {
+			return
+		}
+		if now < q.rtoDeadline {
+			q.rtoPending = true
+			q.nic.t.net.Sched.At(q.rtoDeadline, q, tmRTO)
+			return
+		}
+		if q.una >= q.nxt && q.nxt >= q.end {
+			q.rtoArmed = false
+			return
+		}
+		q.nic.C.Timeouts++
+		q.rewind(q.una)
+		q.armRTO(now)
+	case tmDCQCN:
+		if now != q.dcqcnAt {
+			return // a stale event: an earlier deadline replaced it
+		}
+		q.dcqcnAt = -1
+		q.rp.Advance(now)
+		q.armDCQCN()
+	}
+}
+
+// rewind restarts sending from psn (go-back-N).
+func (q *sendQP) rewind(psn int64) {
+	if psn < q.una {
+		psn = q.una
+	}
+	q.nxt = psn
+	q.cur = q.head
+	for q.cur < len(q.msgs)-1 && q.msgs[q.cur].last < psn {
+		q.cur++
+	}
+	q.nic.activate(q)
+}
+
+// ack handles a cumulative acknowledgement: every PSN below psn arrived.
+func (q *sendQP) ack(now sim.Time, psn int64) {
+	if psn <= q.una {
+		return
+	}
+	q.una = psn
+	for q.head < len(q.msgs) && q.msgs[q.head].last < psn {
+		q.head++
+	}
+	if q.head == len(q.msgs) && q.una >= q.end {
+		// Everything acked: recycle the message list.
+		q.msgs = q.msgs[:0]
+		q.head, q.cur = 0, 0
+	} else if q.cur < q.head {
+		q.cur = q.head
+	}
+	if q.nxt < psn {
+		q.nxt = psn
+		for q.cur < len(q.msgs)-1 && q.msgs[q.cur].last < psn {
+			q.cur++
+		}
+	}
+	if q.una >= q.end {
+		q.rtoArmed = false
+	} else {
+		q.rtoDeadline = now + q.nic.t.cfg.RTO
+	}
+	q.nic.activate(q)
+}
+
+// Receive implements fabric.Node.
+func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
+	now := n.t.net.Sched.Now()
+	switch p.Kind {
+	case fabric.Data:
+		n.receiveData(now, p)
+	case fabric.Ack:
+		n.send[p.DstQP].ack(now, p.PSN)
+	case fabric.Nack:
+		q := n.send[p.DstQP]
+		n.C.NACKs++
+		q.ack(now, p.PSN)
+		q.rewind(p.PSN)
+	case fabric.CNP:
+		q := n.send[p.DstQP]
+		if n.t.cfg.DCQCN.Enabled {
+			q.rp.OnCNP(now)
+			q.armDCQCN()
+		}
+	}
+	n.t.net.Consume(p)
+}
+
+func (n *NIC) receiveData(now sim.Time, p *fabric.Packet) {
+	cfg := &n.t.cfg
+	r := &n.recv[p.DstQP]
+	if p.CE {
+		if cfg.DCQCN.Enabled && (!r.cnpSent || now-r.lastCNP >= cfg.DCQCN.CNPInterval) {
+			r.cnpSent = true
+			r.lastCNP = now
+			n.C.CNPs++
+			n.control(fabric.CNP, p.DstQP, 0)
+		}
+	}
+	switch {
+	case p.PSN == r.expected:
+		r.expected++
+		r.nacked = false
+		r.sinceAck++
+		if p.Last {
+			n.t.OnDelivered(p.Msg, now)
+		}
+		if r.sinceAck >= cfg.AckEvery || p.Last {
+			r.sinceAck = 0
+			n.control(fabric.Ack, p.DstQP, r.expected)
+		}
+	case p.PSN > r.expected:
+		n.C.OutOfOrder++
+		if !r.nacked {
+			r.nacked = true
+			n.control(fabric.Nack, p.DstQP, r.expected)
+		}
+	default:
+		// A duplicate of something already delivered: re-acknowledge so the
+		// sender stops resending it.
+		n.control(fabric.Ack, p.DstQP, r.expected)
+	}
+}
+
+// control sends an ACK, NACK or CNP back to the sender of r.
+func (n *NIC) control(k fabric.Kind, ri int32, psn int64) {
+	r := &n.recv[ri]
+	c := n.t.net.Pool.Get()
+	c.Kind = k
+	c.Prio = n.t.cfg.CtrlPrio
+	c.Wire = ControlWire
+	c.Src, c.Dst = n.host, r.src
+	c.SrcQP, c.DstQP = ri, r.peer
+	c.PSN = psn
+	n.port.Enqueue(c)
+}

@@ -1,0 +1,89 @@
+package roce
+
+// ring is a FIFO of QPs backed by a growable circular buffer.
+type ring struct {
+	buf        []*sendQP
+	head, size int
+}
+
+func (r *ring) len() int { return r.size }
+
+func (r *ring) push(q *sendQP) {
+	if r.size == len(r.buf) {
+		nb := make([]*sendQP, max(8, 2*len(r.buf)))
+		for i := 0; i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = q
+	r.size++
+}
+
+func (r *ring) pop() *sendQP {
+	q := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	return q
+}
+
+// qpHeap orders rate-limited QPs by the time they may send next (ties by QP
+// index, so the order is deterministic).
+type qpHeap struct{ h []*sendQP }
+
+func (h *qpHeap) len() int     { return len(h.h) }
+func (h *qpHeap) min() *sendQP { return h.h[0] }
+func (h *qpHeap) less(i, j int) bool {
+	a, b := h.h[i], h.h[j]
+	if a.nextSend != b.nextSend {
+		return a.nextSend < b.nextSend
+	}
+	return a.idx < b.idx
+}
+
+func (h *qpHeap) swap(i, j int) {
+	h.h[i], h.h[j] = h.h[j], h.h[i]
+	h.h[i].heapIdx = i + 1
+	h.h[j].heapIdx = j + 1
+}
+
+func (h *qpHeap) push(q *sendQP) {
+	h.h = append(h.h, q)
+	i := len(h.h) - 1
+	q.heapIdx = i + 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *qpHeap) pop() *sendQP {
+	top := h.h[0]
+	last := len(h.h) - 1
+	h.swap(0, last)
+	h.h[last] = nil
+	h.h = h.h[:last]
+	top.heapIdx = 0
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h.h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h.h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h.swap(i, m)
+		i = m
+	}
+	return top
+}

@@ -1,0 +1,203 @@
+// Package workload compiles collectives and traffic patterns into a DAG of
+// messages: each message has a source and destination host, a size, an
+// optional earliest start, and the messages it waits for (a step starts when
+// the data it needs has arrived, as a real collective library would).
+//
+// The DAG is flat (slices and a CSR successor list) so a million-flow
+// all-to-all costs a few tens of bytes per message and no goroutines.
+package workload
+
+import (
+	"fmt"
+
+	"fabriclab/metrics"
+	"fabriclab/sim"
+)
+
+// Message is one transfer.
+type Message struct {
+	Src, Dst         int32 // hosts
+	SrcRank, DstRank int32
+	Bytes            int64
+	// Channel selects the connection: messages with the same (Src, Dst,
+	// Channel) share one QP and are sent in the order they are released.
+	Channel int32
+	// At is the earliest start (offset from time 0).
+	At sim.Time
+}
+
+// DAG is a compiled workload.
+type DAG struct {
+	Collective metrics.Collective
+	Algorithm  string
+	Ranks      int
+	// Size is S as nccl-tests defines it for the collective (for patterns:
+	// bytes per flow; for a flow list: total bytes).
+	Size int64
+	// RankHost maps rank → host.
+	RankHost []int
+
+	Msgs []Message
+	// DepCount[i] is how many messages i waits for.
+	DepCount []int32
+	// succ lists, for each message, the messages waiting on it (CSR).
+	succStart []int32
+	succ      []int32
+
+	deps [][2]int32 // (from, to) edges, folded into the CSR by Finish
+}
+
+// Add appends a message that waits for deps and returns its index.
+func (d *DAG) Add(m Message, deps ...int32) int32 {
+	i := int32(len(d.Msgs))
+	d.Msgs = append(d.Msgs, m)
+	d.DepCount = append(d.DepCount, int32(len(deps)))
+	for _, p := range deps {
+		d.deps = append(d.deps, [2]int32{p, i})
+	}
+	return i
+}
+
+// Finish builds the successor lists; call it once after the last Add.
+func (d *DAG) Finish() {
+	n := len(d.Msgs)
+	d.succStart = make([]int32, n+1)
+	for _, e := range d.deps {
+		d.succStart[e[0]+1]++
+	}
+	for i := 0; i < n; i++ {
+		d.succStart[i+1] += d.succStart[i]
+	}
+	d.succ = make([]int32, len(d.deps))
+	fill := make([]int32, n)
+	for _, e := range d.deps {
+		d.succ[d.succStart[e[0]]+fill[e[0]]] = e[1]
+		fill[e[0]]++
+	}
+	d.deps = nil
+}
+
+// Successors lists the messages that wait for message i.
+func (d *DAG) Successors(i int32) []int32 {
+	return d.succ[d.succStart[i]:d.succStart[i+1]]
+}
+
+// Placement is packed: rank r runs on host r (one rank per NIC).
+func packed(ranks int) []int {
+	h := make([]int, ranks)
+	for i := range h {
+		h[i] = i
+	}
+	return h
+}
+
+func (d *DAG) msg(src, dst int, bytes int64) Message {
+	return Message{Src: int32(d.RankHost[src]), Dst: int32(d.RankHost[dst]),
+		SrcRank: int32(src), DstRank: int32(dst), Bytes: bytes}
+}
+
+// AllToAll is the direct all-at-once algorithm: every rank sends S/n bytes
+// to every other rank at time 0 (S is the whole per-rank array, as in
+// nccl-tests).
+func AllToAll(ranks int, size int64) (*DAG, error) {
+	if ranks < 2 {
+		return nil, fmt.Errorf("all-to-all needs at least 2 ranks, got %d", ranks)
+	}
+	d := &DAG{Collective: metrics.AllToAll, Algorithm: "direct", Ranks: ranks, Size: size, RankHost: packed(ranks)}
+	per := max(size/int64(ranks), 1)
+	for i := 0; i < ranks; i++ {
+		for k := 1; k < ranks; k++ {
+			d.Add(d.msg(i, (i+k)%ranks, per))
+		}
+	}
+	d.Finish()
+	return d, nil
+}
+
+// RingAllReduce is the ring algorithm: 2(n−1) steps (n−1 reduce-scatter,
+// n−1 all-gather); at each step rank i sends one S/n chunk to rank i+1, and
+// it may do so only after receiving the previous step's chunk from i−1.
+func RingAllReduce(ranks int, size int64) (*DAG, error) {
+	if ranks < 2 {
+		return nil, fmt.Errorf("ring all-reduce needs at least 2 ranks, got %d", ranks)
+	}
+	d := &DAG{Collective: metrics.AllReduce, Algorithm: "ring", Ranks: ranks, Size: size, RankHost: packed(ranks)}
+	chunk := max(size/int64(ranks), 1)
+	prev := make([]int32, ranks) // message id of rank i's send in the previous step
+	cur := make([]int32, ranks)
+	for step := 0; step < 2*(ranks-1); step++ {
+		for i := 0; i < ranks; i++ {
+			m := d.msg(i, (i+1)%ranks, chunk)
+			if step == 0 {
+				cur[i] = d.Add(m)
+			} else {
+				cur[i] = d.Add(m, prev[(i-1+ranks)%ranks])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	d.Finish()
+	return d, nil
+}
+
+// Permutation sends size bytes from each of n hosts to a distinct other host
+// (a random derangement drawn from rng).
+func Permutation(hosts int, size int64, rng *sim.RNG) (*DAG, error) {
+	if hosts < 2 {
+		return nil, fmt.Errorf("a permutation needs at least 2 hosts, got %d", hosts)
+	}
+	d := &DAG{Collective: metrics.Permutation, Algorithm: "random", Ranks: hosts, Size: size, RankHost: packed(hosts)}
+	perm := make([]int, hosts)
+	for {
+		for i := range perm {
+			perm[i] = i
+		}
+		rng.Shuffle(hosts, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		ok := true
+		for i, p := range perm {
+			if p == i {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			break
+		}
+	}
+	for i, p := range perm {
+		d.Add(d.msg(i, p, size))
+	}
+	d.Finish()
+	return d, nil
+}
+
+// Incast sends size bytes from each of senders hosts to target, all at time
+// 0. Senders are the hosts after target, wrapping around.
+func Incast(hosts, senders, target int, size int64) (*DAG, error) {
+	if senders < 1 || senders+1 > hosts || target < 0 || target >= hosts {
+		return nil, fmt.Errorf("incast of %d senders to host %d does not fit %d hosts", senders, target, hosts)
+	}
+	d := &DAG{Collective: metrics.Incast, Algorithm: "n-to-1", Ranks: senders + 1, Size: size, RankHost: packed(hosts)}
+	for k := 1; k <= senders; k++ {
+		d.Add(d.msg((target+k)%hosts, target, size))
+	}
+	d.Finish()
+	return d, nil
+}
+
+// Flows replays an explicit flow list; S is the total bytes.
+func Flows(hosts int, flows []FlowSpec) (*DAG, error) {
+	d := &DAG{Collective: metrics.FlowList, Algorithm: "list", Ranks: hosts, RankHost: packed(hosts)}
+	for i, f := range flows {
+		if f.Src < 0 || f.Src >= hosts || f.Dst < 0 || f.Dst >= hosts {
+			return nil, fmt.Errorf("flow %d: host out of range 0..%d", i+1, hosts-1)
+		}
+		m := d.msg(f.Src, f.Dst, f.Bytes)
+		m.At = f.Start
+		m.Channel = int32(i) // each listed flow is its own connection
+		d.Add(m)
+		d.Size += f.Bytes
+	}
+	d.Finish()
+	return d, nil
+}
