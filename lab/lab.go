@@ -58,6 +58,7 @@ func Build(job scenario.Job) (*Sim, error) {
 		AckEvery:    spec.NIC.AckEvery,
 		RTO:         spec.NIC.RTO,
 		MaxInflight: int64(spec.NIC.MaxInflight),
+		Burst:       spec.NIC.Burst,
 		DataPrio:    uint8(spec.NIC.DataPriority),
 		CtrlPrio:    uint8(spec.NIC.ControlPriority),
 		DCQCN:       dq,
@@ -112,7 +113,7 @@ func buildDAG(job scenario.Job, hosts int) (*workload.DAG, error) {
 	size := int64(job.Size)
 	switch w.Kind {
 	case "alltoall":
-		return workload.AllToAll(ranks, size)
+		return workload.AllToAll(ranks, size, sim.NewRNG(job.Seed, "alltoall"))
 	case "allreduce":
 		return workload.RingAllReduce(ranks, size)
 	case "permutation":

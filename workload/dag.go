@@ -99,15 +99,25 @@ func (d *DAG) msg(src, dst int, bytes int64) Message {
 // AllToAll is the direct all-at-once algorithm: every rank sends S/n bytes
 // to every other rank at time 0 (S is the whole per-rank array, as in
 // nccl-tests).
-func AllToAll(ranks int, size int64) (*DAG, error) {
+//
+// Each rank posts its n−1 sends in its own random order (seeded), as
+// independent processes do; NICs then serve them round-robin. (Posting in
+// the staggered order i+1, i+2, … would turn the all-to-all into a
+// sequence of perfect permutations, which is the pairwise algorithm.)
+func AllToAll(ranks int, size int64, rng *sim.RNG) (*DAG, error) {
 	if ranks < 2 {
 		return nil, fmt.Errorf("all-to-all needs at least 2 ranks, got %d", ranks)
 	}
 	d := &DAG{Collective: metrics.AllToAll, Algorithm: "direct", Ranks: ranks, Size: size, RankHost: packed(ranks)}
 	per := max(size/int64(ranks), 1)
+	order := make([]int, ranks-1)
 	for i := 0; i < ranks; i++ {
-		for k := 1; k < ranks; k++ {
-			d.Add(d.msg(i, (i+k)%ranks, per))
+		for k := range order {
+			order[k] = (i + 1 + k) % ranks
+		}
+		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		for _, j := range order {
+			d.Add(d.msg(i, j, per))
 		}
 	}
 	d.Finish()

@@ -21,6 +21,10 @@ type Config struct {
 	AckEvery    int   // ack every n-th in-order packet (and every message end)
 	RTO         sim.Time
 	MaxInflight int64 // unacked bytes per QP; 0 = no cap
+	// Burst is how many packets a QP sends back to back before the NIC's
+	// round-robin moves to the next QP (real NICs serve work requests in
+	// chunks, which is what makes all-to-all bursty at receivers).
+	Burst int
 	DataPrio    uint8
 	CtrlPrio    uint8
 	DCQCN       DCQCNParams
@@ -44,6 +48,9 @@ type Transport struct {
 func New(net *fabric.Network, cfg Config) *Transport {
 	if cfg.AckEvery < 1 {
 		cfg.AckEvery = 1
+	}
+	if cfg.Burst < 1 {
+		cfg.Burst = 1
 	}
 	t := &Transport{cfg: cfg, net: net}
 	t.NICs = make([]*NIC, len(net.HostPorts))
@@ -130,6 +137,10 @@ type NIC struct {
 	active  ring     // QPs with data that may be ready to send
 	waiting qpHeap   // QPs held back by their rate limiter, by nextSend
 	wakeAt  sim.Time // time of the pending wake event, 0 = none
+	// burstQP is the QP in the middle of a burst of Config.Burst packets
+	// (it stays at the front of the round-robin until the burst ends).
+	burstQP   *sendQP
+	burstLeft int
 	C       metrics.Counters
 }
 
@@ -229,9 +240,20 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 			continue
 		}
 		p := q.packet(now)
+		if n.burstQP != q {
+			n.burstQP, n.burstLeft = q, cfg.Burst
+		}
+		n.burstLeft--
 		if q.canSend() {
 			q.inActive = true
-			n.active.push(q)
+			if n.burstLeft > 0 {
+				n.active.pushFront(q) // its burst goes on
+			} else {
+				n.active.push(q)
+				n.burstQP = nil
+			}
+		} else {
+			n.burstQP = nil
 		}
 		return p
 	}

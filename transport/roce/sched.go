@@ -8,15 +8,29 @@ type ring struct {
 
 func (r *ring) len() int { return r.size }
 
+func (r *ring) grow() {
+	nb := make([]*sendQP, max(8, 2*len(r.buf)))
+	for i := 0; i < r.size; i++ {
+		nb[i] = r.buf[(r.head+i)%len(r.buf)]
+	}
+	r.buf, r.head = nb, 0
+}
+
 func (r *ring) push(q *sendQP) {
 	if r.size == len(r.buf) {
-		nb := make([]*sendQP, max(8, 2*len(r.buf)))
-		for i := 0; i < r.size; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
+		r.grow()
 	}
 	r.buf[(r.head+r.size)%len(r.buf)] = q
+	r.size++
+}
+
+// pushFront puts q at the head (a QP continuing its burst).
+func (r *ring) pushFront(q *sendQP) {
+	if r.size == len(r.buf) {
+		r.grow()
+	}
+	r.head = (r.head - 1 + len(r.buf)) % len(r.buf)
+	r.buf[r.head] = q
 	r.size++
 }
 

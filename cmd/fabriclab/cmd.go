@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"fabriclab/lab"
+	"fabriclab/metrics"
+	"fabriclab/report"
+)
+
+// version is set at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitError       = 1   // a runtime error or a failed job
+	exitUsage       = 2   // bad flags or arguments
+	exitInterrupted = 130 // 128 + SIGINT, as shells report it
+)
+
+// exitErr carries an exit code through cobra. An empty message prints
+// nothing (the details were already printed).
+type exitErr struct {
+	code int
+	msg  string
+}
+
+func (e *exitErr) Error() string { return e.msg }
+
+func usageErr(cmd *cobra.Command, format string, a ...any) error {
+	return &exitErr{exitUsage, fmt.Sprintf(format, a...) + fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())}
+}
+
+// app holds the CLI's collaborators so tests can replace them.
+type app struct {
+	stdout, stderr io.Writer
+	load           func(path string, sets []string) (*plan, error)
+	runJob         JobFunc
+	isTerminal     func(w io.Writer) bool
+	heartbeat      time.Duration // plain-progress heartbeat interval
+	now            func() time.Time
+}
+
+func newApp(stdout, stderr io.Writer) *app {
+	return &app{
+		stdout:     stdout,
+		stderr:     stderr,
+		load:       loadPlan,
+		runJob:     lab.Run,
+		isTerminal: isTerminal,
+		heartbeat:  10 * time.Second,
+		now:        time.Now,
+	}
+}
+
+// execute runs the CLI with args and returns the process exit code. Errors
+// are printed as one line "fabriclab: ..." on stderr.
+func (a *app) execute(ctx context.Context, args []string) int {
+	root := a.rootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitError
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		code = ee.code
+	} else if isCobraUsageError(err) {
+		code = exitUsage
+		err = fmt.Errorf("%s (see 'fabriclab --help')", err)
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(a.stderr, "fabriclab: %s\n", oneLine(msg))
+	}
+	return code
+}
+
+// isCobraUsageError recognizes cobra's own errors for unknown commands.
+func isCobraUsageError(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.HasPrefix(err.Error(), "unknown shorthand flag")
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fabriclab",
+		Short: "A test lab for AI data-center networks",
+		Long: `fabriclab simulates an AI data-center fabric (topology, switches, NICs,
+congestion control, load balancing) running collective workloads, and reports
+collective completion time, algorithm and bus bandwidth, percent of ideal,
+PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
+		Example: `  fabriclab run examples/dcqcn-alltoall.yaml
+  fabriclab validate examples/*.yaml
+  fabriclab version`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageErr(cmd, "%v", err)
+	})
+	root.AddCommand(a.runCmd(), a.validateCmd(), a.versionCmd())
+	return root
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the fabriclab version",
+		Example: `  fabriclab version`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(a.stdout, "fabriclab %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr(cmd, "unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+func (a *app) validateCmd() *cobra.Command {
+	var sets []string
+	cmd := &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check scenario files without running them",
+		Long: `validate loads each scenario file, applies the --set overrides, checks it and
+expands it into jobs. It prints "FILE: ok (N variants, M jobs)" on stdout or
+the error on stderr, one line per file, and exits 1 if any file is invalid.`,
+		Example: `  fabriclab validate examples/*.yaml
+  fabriclab validate --set workload.ranks=64 my-fabric.yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr(cmd, "validate needs at least one scenario file")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bad := 0
+			for _, path := range args {
+				p, err := a.load(path, sets)
+				if err == nil && len(p.Jobs) == 0 {
+					err = withPath(path, errors.New("no jobs (no variants or no data sizes)"))
+				}
+				if err != nil {
+					bad++
+					fmt.Fprintf(a.stderr, "fabriclab: %s\n", oneLine(withPath(path, err).Error()))
+					continue
+				}
+				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", path, plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
+			}
+			if bad > 0 {
+				return &exitErr{exitError, ""} // each error is printed above
+
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.pfc.enabled=false (repeatable)")
+	return cmd
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return "1 " + s
+	}
+	return fmt.Sprintf("%d %ss", n, s)
+}
+
+type runFlags struct {
+	sets     []string
+	seed     uint64
+	parallel int
+	jsonPath string
+	csvPath  string
+	quiet    bool
+}
+
+func (a *app) runCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a scenario and print its results",
+		Long: `run loads a scenario file, expands its variants × data sizes into jobs, runs
+them in parallel and prints one nccl-tests-style table per variant.
+
+Progress goes to stderr: a progress bar on a terminal, otherwise one line per
+finished job. Ctrl-C stops the run: running jobs stop where they are and are
+reported as incomplete (marked *), jobs not started are skipped, the outputs
+are still written (JSON with "interrupted": true) and the exit code is 130.
+A failed job is reported on stderr and the exit code is 1.
+
+Results do not depend on --parallel: each job is deterministic for its seed.`,
+		Example: `  fabriclab run examples/dcqcn-alltoall.yaml
+  fabriclab run --set workload.sizes.to=1GiB --seed 7 examples/dcqcn-alltoall.yaml
+  fabriclab run --json results.json --csv results.csv --parallel 4 my-fabric.yaml
+  fabriclab run --quiet --json - my-fabric.yaml | jq '.variants[].results[].busbw_gbps'`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr(cmd, "run needs exactly one scenario file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("seed") {
+				f.sets = append(f.sets, "seed="+strconv.FormatUint(f.seed, 10))
+			}
+			return a.run(cmd.Context(), cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.pfc.enabled=false (repeatable)")
+	fl.Uint64Var(&f.seed, "seed", 0, "override the scenario seed with `N` (same as --set seed=N)")
+	fl.IntVarP(&f.parallel, "parallel", "j", 0, "run `N` jobs at once (default: the number of CPUs)")
+	fl.StringVar(&f.jsonPath, "json", "", "write results as JSON to `FILE` (- for stdout)")
+	fl.StringVar(&f.csvPath, "csv", "", "write results as CSV to `FILE` (- for stdout)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no tables and no progress")
+	return cmd
+}
+
+func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFlags) error {
+	switch {
+	case f.parallel < 0:
+		return usageErr(cmd, "--parallel must be at least 1, got %d", f.parallel)
+	case f.parallel == 0:
+		f.parallel = runtime.NumCPU()
+	}
+	if f.jsonPath == "-" && f.csvPath == "-" {
+		return usageErr(cmd, "--json and --csv cannot both write to stdout")
+	}
+	for _, out := range []string{f.jsonPath, f.csvPath} {
+		if out == "" || out == "-" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+			return fmt.Errorf("cannot write %s: directory %s does not exist", out, filepath.Dir(out))
+		}
+	}
+
+	p, err := a.load(path, f.sets)
+	if err != nil {
+		return withPath(path, err)
+	}
+	if len(p.Jobs) == 0 {
+		return withPath(path, errors.New("no jobs to run (no variants or no data sizes)"))
+	}
+
+	var rep Reporter
+	switch {
+	case f.quiet:
+	case a.isTerminal(a.stderr):
+		rep = newBarReporter(a.stderr)
+	default:
+		rep = newLineReporter(a.stderr, a.heartbeat)
+	}
+	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: rep}
+	started := a.now()
+	results := r.RunAll(ctx, p.Jobs)
+	finished := a.now()
+	interrupted := ctx.Err() != nil
+
+	out, failures := buildOutput(p, results, interrupted)
+	out.Sets = f.sets
+	out.Version = version
+	out.Started = started.UTC().Format(time.RFC3339)
+	out.Finished = finished.UTC().Format(time.RFC3339)
+
+	var errs []error
+	if !f.quiet && f.jsonPath != "-" && f.csvPath != "-" {
+		if err := report.WriteTables(a.stdout, out); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := writeTo(a.stdout, f.jsonPath, func(w io.Writer) error { return report.WriteJSON(w, out) }); err != nil {
+		errs = append(errs, err)
+	}
+	if err := writeTo(a.stdout, f.csvPath, func(w io.Writer) error { return report.WriteCSV(w, out) }); err != nil {
+		errs = append(errs, err)
+	}
+
+	for _, fr := range failures {
+		fmt.Fprintf(a.stderr, "fabriclab: %s: %s\n", JobLabel(fr.Job), oneLine(fr.Err.Error()))
+		if fr.Stack != "" {
+			fmt.Fprint(a.stderr, fr.Stack)
+		}
+	}
+	for _, err := range errs {
+		fmt.Fprintf(a.stderr, "fabriclab: %s\n", oneLine(err.Error()))
+	}
+	switch {
+	case interrupted:
+		return &exitErr{exitInterrupted, "interrupted"}
+	case len(failures) > 0:
+		return &exitErr{exitError, fmt.Sprintf("%d of %s failed", len(failures), plural(len(p.Jobs), "job"))}
+	case len(errs) > 0:
+		return &exitErr{exitError, ""}
+	}
+	return nil
+}
+
+// writeTo writes with fn to path: nothing for "", stdout for "-", else a
+// file created (or truncated) now.
+func writeTo(stdout io.Writer, path string, fn func(io.Writer) error) error {
+	switch path {
+	case "":
+		return nil
+	case "-":
+		return fn(stdout)
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(file); err != nil {
+		file.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return file.Close()
+}
+
+// buildOutput gathers job results into the report, variants in plan order
+// and each variant's results by size index, so the output does not depend on
+// the order jobs finished in. It returns the jobs that failed.
+func buildOutput(p *plan, results []JobResult, interrupted bool) (report.Output, []JobResult) {
+	out := report.Output{
+		Scenario:     p.Name,
+		ScenarioFile: p.Path,
+		Seed:         p.Seed,
+		Interrupted:  interrupted,
+		Variants:     make([]report.VariantResult, len(p.Variants)),
+	}
+	for i, v := range p.Variants {
+		out.Variants[i] = report.VariantResult{Name: v.Name, Collective: v.Collective, Results: []metrics.SizeResult{}}
+	}
+	ordered := make([]JobResult, 0, len(results))
+	for _, r := range results {
+		if r.Ran {
+			ordered = append(ordered, r)
+		}
+	}
+	sort.SliceStable(ordered, func(i, j int) bool {
+		a, b := ordered[i].Job, ordered[j].Job
+		if a.VariantIndex != b.VariantIndex {
+			return a.VariantIndex < b.VariantIndex
+		}
+		return a.SizeIndex < b.SizeIndex
+	})
+	var failures []JobResult
+	for _, r := range ordered {
+		res := r.Result
+		if r.Err != nil {
+			if interrupted && errCanceled(r.Err) {
+				// Stopped by Ctrl-C before it measured anything worth keeping.
+				if res.SizeBytes == 0 && res.CCTS == 0 {
+					continue
+				}
+			} else {
+				failures = append(failures, r)
+				res.Error = r.Err.Error()
+			}
+			res.Complete = false
+		}
+		if res.SizeBytes == 0 {
+			res.SizeBytes = int64(r.Job.Size)
+		}
+		vi := r.Job.VariantIndex
+		if vi < 0 || vi >= len(out.Variants) {
+			continue // cannot happen with a plan from loadPlan
+		}
+		out.Variants[vi].Results = append(out.Variants[vi].Results, res)
+	}
+	return out, failures
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"fabriclab/scenario"
+)
+
+// plan is what the CLI needs from a scenario file once loaded, overridden
+// and expanded. Tests build one directly instead of parsing YAML.
+type plan struct {
+	Name     string
+	Path     string
+	Seed     uint64
+	Variants []planVariant // in file order; Job.VariantIndex indexes this
+	Jobs     []scenario.Job
+}
+
+type planVariant struct {
+	Name       string
+	Collective string // workload kind
+}
+
+// loadPlan loads path with the scenario package, applies the --set
+// overrides (in order, validating after the last) and expands variants ×
+// sizes into jobs.
+func loadPlan(path string, sets []string) (*plan, error) {
+	f, err := scenario.LoadSets(path, sets)
+	if err != nil {
+		return nil, withPath(path, err)
+	}
+	p := &plan{Path: path, Jobs: f.Jobs()}
+	if f.Base != nil {
+		p.Name, p.Seed = f.Base.Name, f.Base.Seed
+	}
+	for _, v := range f.Variants {
+		pv := planVariant{Name: v.Name}
+		switch {
+		case v.Spec != nil:
+			pv.Collective = v.Spec.Workload.Kind
+		case f.Base != nil:
+			pv.Collective = f.Base.Workload.Kind
+		}
+		p.Variants = append(p.Variants, pv)
+	}
+	// Jobs are authoritative: make sure every VariantIndex they use has a
+	// name and a collective (e.g. a file without variants runs as one).
+	for _, j := range p.Jobs {
+		for len(p.Variants) <= j.VariantIndex {
+			p.Variants = append(p.Variants, planVariant{})
+		}
+		pv := &p.Variants[j.VariantIndex]
+		if pv.Name == "" {
+			pv.Name = j.Variant
+		}
+		if pv.Collective == "" && j.Spec != nil {
+			pv.Collective = j.Spec.Workload.Kind
+		}
+	}
+	return p, nil
+}
+
+// withPath prefixes err with path unless it already names it.
+func withPath(path string, err error) error {
+	if strings.Contains(err.Error(), path) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}

@@ -1,0 +1,312 @@
+// Package report turns measured results into what people read and what
+// scripts parse: an nccl-tests-style terminal table per variant, JSON and CSV.
+// Every writer is deterministic: the same Output gives the same bytes.
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"fabriclab/metrics"
+	"fabriclab/units"
+)
+
+// Output is the whole result of one `fabriclab run`. Its JSON form is a
+// documented contract (see the field tags and metrics.SizeResult).
+type Output struct {
+	Scenario     string   `json:"scenario"`
+	ScenarioFile string   `json:"scenario_file"`
+	Seed         uint64   `json:"seed"`
+	Sets         []string `json:"sets,omitempty"` // --set overrides applied to the file
+	Version      string   `json:"version"`
+	Started      string   `json:"started"`  // RFC 3339
+	Finished     string   `json:"finished"` // RFC 3339
+	// Interrupted is true when the run was cancelled (Ctrl-C): the variants
+	// then hold only the jobs that had started, some of them incomplete.
+	Interrupted bool            `json:"interrupted"`
+	Variants    []VariantResult `json:"variants"`
+}
+
+// VariantResult is one variant's results, one per data size.
+type VariantResult struct {
+	Name       string               `json:"name"`
+	Collective string               `json:"collective"` // workload kind, e.g. alltoall
+	Results    []metrics.SizeResult `json:"results"`
+}
+
+// Sorted returns a copy of o whose variants' results are ordered by size
+// (stable, so equal sizes keep their order). o is not modified.
+func Sorted(o Output) Output {
+	vs := make([]VariantResult, len(o.Variants))
+	for i, v := range o.Variants {
+		v.Results = sortedResults(v.Results)
+		vs[i] = v
+	}
+	o.Variants = vs
+	return o
+}
+
+func sortedResults(rs []metrics.SizeResult) []metrics.SizeResult {
+	out := make([]metrics.SizeResult, len(rs))
+	copy(out, rs)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SizeBytes < out[j].SizeBytes })
+	if out == nil {
+		out = []metrics.SizeResult{} // "results": [] rather than null
+	}
+	return out
+}
+
+// WriteJSON writes o as indented JSON followed by a newline.
+func WriteJSON(w io.Writer, o Output) error {
+	o = Sorted(o)
+	if o.Variants == nil {
+		o.Variants = []VariantResult{}
+	}
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: encoding JSON: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// CSVHeader is the first row WriteCSV writes.
+var CSVHeader = []string{
+	"variant", "size_bytes", "ranks", "cct_s", "algbw_gbps", "busbw_gbps",
+	"ideal_s", "ideal_pct", "pfc_pauses", "ecn_marks", "drops", "retransmits",
+	"cnps", "timeouts", "complete",
+}
+
+// WriteCSV writes one row per variant × size, in variant order and by size.
+func WriteCSV(w io.Writer, o Output) error {
+	o = Sorted(o)
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	i := func(x int64) string { return strconv.FormatInt(x, 10) }
+	for _, v := range o.Variants {
+		for _, r := range v.Results {
+			row := []string{
+				v.Name, i(r.SizeBytes), strconv.Itoa(r.Ranks), f(r.CCTS), f(r.AlgBWGBps), f(r.BusBWGBps),
+				f(r.IdealS), f(r.IdealPct), i(r.PFCPauses), i(r.ECNMarks), i(r.Drops), i(r.Retransmits),
+				i(r.CNPs), i(r.Timeouts), strconv.FormatBool(r.Complete),
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Table columns: header text on two lines, like nccl-tests (name, unit).
+var tableCols = []struct {
+	top, unit string
+	min       int // minimum width, so tables of different variants line up
+}{
+	{"size", "(B)", 11},
+	{"", "", 5}, // human-readable size
+	{"time", "(us)", 8},
+	{"algbw", "(GB/s)", 6},
+	{"busbw", "(GB/s)", 6},
+	{"%ideal", "", 6},
+	{"ideal", "(us)", 8},
+	{"pfc", "", 7},
+	{"ecn", "", 7},
+	{"drops", "", 6},
+	{"retx", "", 6},
+}
+
+// WriteTable writes one variant as an nccl-tests-style table:
+//
+//	# variant: tuned-final  (alltoall, 32 ranks)
+//	#        size             time   algbw   busbw  %ideal     ideal      pfc      ecn   drops    retx
+//	#         (B)             (us)  (GB/s)  (GB/s)              (us)
+//	      8388608  8MiB      233.0   36.00   34.87    97.0     226.0       12      345       0       0
+//	# Avg bus bandwidth    : 34.87 GB/s
+//
+// Rows are ordered by size; times are in microseconds with nccl-tests'
+// precision, bandwidths in GB/s (1e9 B/s). A row whose run did not finish
+// (time limit or interrupted) ends with "*", a failed job shows "!" and its
+// error; footnotes explain both. The average bus bandwidth is over complete
+// rows only.
+func WriteTable(w io.Writer, v VariantResult) error {
+	rs := sortedResults(v.Results)
+	var b strings.Builder
+
+	ranks := 0
+	for _, r := range rs {
+		if r.Ranks > ranks {
+			ranks = r.Ranks
+		}
+	}
+	coll := v.Collective
+	if coll == "" {
+		coll = "?"
+	}
+	if len(rs) == 0 {
+		fmt.Fprintf(&b, "# variant: %s  (%s)\n# (no results)\n", v.Name, coll)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	fmt.Fprintf(&b, "# variant: %s  (%s, %d ranks)\n", v.Name, coll, ranks)
+
+	rows := make([][]string, 0, len(rs))
+	marks := make([]string, 0, len(rs))
+	var incomplete, failed int
+	var sumBus float64
+	var nBus int
+	for _, r := range rs {
+		human := units.Size(r.SizeBytes).String()
+		if human == strconv.FormatInt(r.SizeBytes, 10)+"B" {
+			human = "" // no shorter form
+		}
+		if r.Error != "" {
+			failed++
+			rows = append(rows, []string{strconv.FormatInt(r.SizeBytes, 10), human})
+			marks = append(marks, "! "+oneLine(r.Error))
+			continue
+		}
+		rows = append(rows, []string{
+			strconv.FormatInt(r.SizeBytes, 10),
+			human,
+			usec(r.CCTS),
+			fmt.Sprintf("%.2f", r.AlgBWGBps),
+			fmt.Sprintf("%.2f", r.BusBWGBps),
+			fmt.Sprintf("%.1f", r.IdealPct),
+			usec(r.IdealS),
+			strconv.FormatInt(r.PFCPauses, 10),
+			strconv.FormatInt(r.ECNMarks, 10),
+			strconv.FormatInt(r.Drops, 10),
+			strconv.FormatInt(r.Retransmits, 10),
+		})
+		if r.Complete {
+			marks = append(marks, "")
+			sumBus += r.BusBWGBps
+			nBus++
+		} else {
+			incomplete++
+			marks = append(marks, "*")
+		}
+	}
+
+	// Column widths: the widest of header and cells, at least the minimum.
+	width := make([]int, len(tableCols))
+	for c, col := range tableCols {
+		width[c] = max(len(col.top), len(col.unit), col.min)
+	}
+	for _, row := range rows {
+		for c, cell := range row {
+			width[c] = max(width[c], len(cell))
+		}
+	}
+	line := func(cells []string, comment bool) string {
+		var l strings.Builder
+		for c := range tableCols {
+			cell := ""
+			if c < len(cells) {
+				cell = cells[c]
+			}
+			if c > 0 {
+				l.WriteString("  ")
+			}
+			if c == 0 {
+				if comment {
+					l.WriteString("#")
+					fmt.Fprintf(&l, "%*s", width[c]+1, cell)
+				} else {
+					fmt.Fprintf(&l, "%*s", width[c]+2, cell)
+				}
+				continue
+			}
+			if c == 1 { // human size reads better left-aligned next to bytes
+				fmt.Fprintf(&l, "%-*s", width[c], cell)
+				continue
+			}
+			fmt.Fprintf(&l, "%*s", width[c], cell)
+		}
+		return l.String()
+	}
+	tops := make([]string, len(tableCols))
+	unitsRow := make([]string, len(tableCols))
+	for c, col := range tableCols {
+		tops[c], unitsRow[c] = col.top, col.unit
+	}
+	b.WriteString(strings.TrimRight(line(tops, true), " "))
+	b.WriteByte('\n')
+	b.WriteString(strings.TrimRight(line(unitsRow, true), " "))
+	b.WriteByte('\n')
+	for i, row := range rows {
+		l := line(row, false)
+		if marks[i] != "" {
+			if strings.HasPrefix(marks[i], "!") {
+				l = line(row[:2], false)
+				l = strings.TrimRight(l, " ") + "  " + marks[i]
+			} else {
+				l += " " + marks[i]
+			}
+		}
+		b.WriteString(strings.TrimRight(l, " "))
+		b.WriteByte('\n')
+	}
+	if incomplete > 0 {
+		fmt.Fprintf(&b, "# * incomplete: time limit reached or interrupted; numbers describe a partial run\n")
+	}
+	if failed > 0 {
+		fmt.Fprintf(&b, "# ! failed: the job returned an error\n")
+	}
+	if nBus > 0 {
+		fmt.Fprintf(&b, "# Avg bus bandwidth    : %.2f GB/s", sumBus/float64(nBus))
+		if nBus < len(rs) {
+			fmt.Fprintf(&b, " (over %d of %d sizes)", nBus, len(rs))
+		}
+		b.WriteByte('\n')
+	} else {
+		b.WriteString("# Avg bus bandwidth    : n/a (no complete size)\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteTables writes every variant's table, in order, separated by a blank
+// line.
+func WriteTables(w io.Writer, o Output) error {
+	for i, v := range o.Variants {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := WriteTable(w, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// usec formats seconds as microseconds the way nccl-tests does: two decimals
+// below 100 us, one below 10 ms, none above.
+func usec(s float64) string {
+	us := s * 1e6
+	switch {
+	case us >= 10000:
+		return fmt.Sprintf("%.0f", us)
+	case us >= 100:
+		return fmt.Sprintf("%.1f", us)
+	}
+	return fmt.Sprintf("%.2f", us)
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", " ")
+}

@@ -1,0 +1,85 @@
+package scenario
+
+import "fabriclab/units"
+
+// Defaults returns the scenario every file starts from: a file is decoded
+// onto this value, so a key it leaves out keeps the value below. This is the
+// single place defaults are written down (the README copies from here).
+//
+// The values model a current RoCEv2 AI fabric:
+//
+//   - topology: leaf-spine, 400Gbps host and fabric links with 1us one-way
+//     delay, no extra switch latency, oversubscription 1 (non-blocking).
+//     The size of the fabric (hosts, hosts_per_leaf, k, servers, …) has no
+//     default: a test must say how big it is.
+//   - nic: 4096 B MTU payload (the largest RoCE MTU), 82 B wire overhead per
+//     packet (Eth+IP+UDP+BTH+ICRC+FCS headers plus preamble and inter-frame
+//     gap), an ACK for every data packet, 1ms retransmission timeout (close
+//     to the smallest local ACK timeout a ConnectX NIC accepts, 4.096us×2^8;
+//     large against fabric RTTs so a timeout is visibly costly), no in-flight
+//     cap, per-packet round-robin between QPs (burst 1), data on priority 3 and CNPs/ACKs on priority 6 (the usual RoCE
+//     lossless class and a higher control class).
+//   - switch: 32 MiB shared buffer; ECN on with kmin 100KB, kmax 400KB,
+//     pmax 0.2 at a 100Gbps reference rate (so 400KB/1.6MB on a 400G port);
+//     PFC on with xoff 256KiB and xon 248KiB (about two packets below xoff)
+//     per ingress port and priority, headroom sized automatically; ECMP.
+//   - transport: RoCE with the "default" DCQCN preset (vendor factory values).
+//   - workload: nccl-tests-like sweeps multiply by 2 unless told otherwise;
+//     the algorithm defaults per kind (alltoall: direct, allreduce: ring)
+//     and ranks default to every host.
+//   - sim: 1s simulated-time limit, no per-flow records or per-port counters
+//     in the output; seed 1.
+func Defaults() *Scenario {
+	return &Scenario{
+		Seed: 1,
+		Topology: Topology{
+			Kind:             "leaf-spine",
+			Oversubscription: 1,
+			HostLink:         Link{Rate: 400 * units.Gbps, Delay: units.Microsecond},
+			FabricLink:       Link{Rate: 400 * units.Gbps, Delay: units.Microsecond},
+			SwitchLatency:    0,
+		},
+		NIC: NIC{
+			MTU:             4096,
+			Overhead:        82,
+			AckEvery:        1,
+			RTO:             units.Millisecond,
+			Burst:           1,
+			DataPriority:    3,
+			ControlPriority: 6,
+		},
+		Switch: Switch{
+			Buffer: 32 * units.MiB,
+			ECN: ECN{
+				Enabled:       true,
+				KMin:          100 * units.KB,
+				KMax:          400 * units.KB,
+				PMax:          0.2,
+				ReferenceRate: 100 * units.Gbps,
+			},
+			PFC: PFC{
+				Enabled: true,
+				XOFF:    256 * units.KiB,
+				XON:     248 * units.KiB,
+			},
+			Forwarding: "ecmp",
+		},
+		Transport: Transport{
+			Kind:  "roce",
+			DCQCN: DCQCN{Preset: "default"},
+		},
+		Workload: Workload{
+			Sizes: Sizes{Factor: 2},
+		},
+		Sim: SimOpts{
+			TimeLimit: units.Second,
+		},
+	}
+}
+
+// Default algorithm of each collective kind, filled in when a file leaves
+// algorithm empty.
+var defaultAlgorithm = map[string]string{
+	"alltoall":  "direct",
+	"allreduce": "ring",
+}

@@ -1,0 +1,90 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary text to the loader: it must never panic, every
+// error must be one line starting with "file:line:col: ", and an accepted
+// file must expand into jobs.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("../examples/*.yaml")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(string(b))
+		}
+	}
+	for _, s := range []string{
+		minimal,
+		minimal + "variants:\n  - name: a\n    nic: {mtu: 1KB}\n  - name: b\n    workload: {sizes: {list: [1MB]}}\n",
+		"topology: &t {hosts: 8, hosts_per_leaf: 4}\nworkload: {kind: incast, senders: 3, sizes: {list: [1MB]}}\nvariants:\n  - {name: x, topology: {<<: *t, hosts: 16}}\n",
+		"a: &a [*a]\n", "- 1\n", "", "{", "nic: !!str 1\n", "---\n---\n",
+	} {
+		f.Add(s)
+	}
+	const name = "../examples/fuzz.yaml"
+	f.Fuzz(func(t *testing.T, text string) {
+		file, err := Parse(name, []byte(text))
+		if err != nil {
+			msg := err.Error()
+			if strings.ContainsAny(msg, "\r\n") {
+				t.Fatalf("error is not one line: %q", msg)
+			}
+			m := posRE.FindStringSubmatch(msg)
+			if m == nil || m[1] != name {
+				t.Fatalf("error does not start with file:line:col: %q", msg)
+			}
+			if l, _ := strconv.Atoi(m[2]); l < 1 {
+				t.Fatalf("error at line %d: %q", l, msg)
+			}
+			return
+		}
+		jobs := file.Jobs()
+		if len(jobs) == 0 {
+			t.Fatalf("valid file with no jobs")
+		}
+		for _, j := range jobs {
+			if j.Spec == nil || j.Size <= 0 {
+				t.Fatalf("bad job %+v", j)
+			}
+			if _, err := DCQCNParams(j.Spec); err != nil {
+				t.Fatalf("DCQCNParams: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzApplySets: any override string either applies or fails with one line
+// starting with "--set ", never panics, and a failure leaves the file valid.
+func FuzzApplySets(f *testing.F) {
+	for _, s := range []string{
+		"transport.dcqcn.preset=off", "topology.host_link.rate=100Gbps",
+		"workload.sizes.list=[1MB,2MB]", "nic={mtu: 2KB}", "seed=*a", "x", "=",
+		"workload.sizes.to=1GB", "topology.hosts=30",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, set string) {
+		file, err := Parse("t.yaml", []byte(minimal+"variants:\n  - name: a\n  - name: b\n    nic: {mtu: 1KB}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ApplySets(file, []string{set}); err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "--set ") || strings.ContainsAny(msg, "\r\n") {
+				t.Fatalf("bad error %q", msg)
+			}
+			if err := file.Validate(); err != nil {
+				t.Fatalf("failed ApplySets left an invalid file: %v", err)
+			}
+			return
+		}
+		if len(file.Jobs()) == 0 {
+			t.Fatal("no jobs")
+		}
+	})
+}

@@ -1,0 +1,423 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"fabriclab/workload"
+)
+
+// File is a loaded scenario file: the base scenario, its variants resolved
+// into full scenarios, and what is needed to point errors back at the text.
+type File struct {
+	// Path is the file name as given (used in error messages).
+	Path string
+	// Dir is the directory of the file; relative paths in the file (such as
+	// workload.file) are relative to it.
+	Dir string
+	// Source is the text of the file.
+	Source []byte
+	// Base is the scenario written at the top level of the file, defaults
+	// filled in. Base.Variants is the same slice as Variants.
+	Base *Scenario
+	// Variants are run in order; a file without variants has one, "base".
+	Variants []Variant
+	// Sets are the --set overrides applied, in order.
+	Sets []string
+
+	// Specs as decoded, before per-kind defaults are filled in; the exported
+	// ones are rebuilt from these after every change (see finalize).
+	raw      *Scenario
+	baseLocs map[string]loc
+	variants []rawVariant
+	explicit bool // the file has a variants list
+
+	flows *flowCache
+}
+
+// flowCache holds the flow lists read at validation time, by path, so that
+// jobs reuse them; a File may be shared by goroutines after loading.
+type flowCache struct {
+	mu    sync.Mutex
+	files map[string]*flowFile
+}
+
+type rawVariant struct {
+	name string
+	at   loc // where its name is written
+	spec *Scenario
+	locs map[string]loc // keys written in the variant (and --set), over the base
+}
+
+type flowFile struct {
+	flows []workload.FlowSpec
+	total int64
+	err   error
+}
+
+// Load reads, decodes and validates a scenario file.
+func Load(path string) (*File, error) {
+	return LoadSets(path, nil)
+}
+
+// LoadSets is Load followed by ApplySets, validating once at the end (so an
+// override may repair a file that is invalid on its own).
+func LoadSets(path string, sets []string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(path, data, sets)
+}
+
+// Parse decodes and validates scenario text; name is used in error messages
+// and its directory resolves relative paths.
+func Parse(name string, data []byte) (*File, error) {
+	return parse(name, data, nil)
+}
+
+func parse(name string, data []byte, sets []string) (*File, error) {
+	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, flows: &flowCache{files: map[string]*flowFile{}}}
+	if err := f.decode(); err != nil {
+		return nil, err
+	}
+	valid := len(sets) == 0 || f.Validate() == nil
+	if err := f.applySets(sets); err != nil {
+		return nil, err
+	}
+	f.finalize()
+	if err := f.Validate(); err != nil {
+		return nil, blameSets(err, sets, valid)
+	}
+	return f, nil
+}
+
+// Keys a variant may override: everything but the scenario name.
+var variantKeys = []string{"description", "nic", "seed", "sim", "switch", "topology", "transport", "workload"}
+
+func (f *File) decode() error {
+	w := newWalker(f.Path)
+	root, err := f.parseDoc(w)
+	if err != nil {
+		return err
+	}
+	base := Defaults()
+	var variantsNode ast.Node
+	var kept []*ast.MappingValueNode
+	if root != nil {
+		es, err := w.entries(root, nil, "")
+		if err != nil {
+			return err
+		}
+		seen := map[string]ast.Node{}
+		for _, mv := range es {
+			key, err := w.keyName(mv, "")
+			if err != nil {
+				return err
+			}
+			if err := w.once(seen, mv, "", key); err != nil {
+				return err
+			}
+			if key == "variants" {
+				variantsNode = mv.Value
+				w.rec(key, mv.Key)
+				continue
+			}
+			fld, ok := field(reflect.TypeFor[Scenario](), key)
+			if !ok {
+				return w.unknownKey(mv, reflect.TypeFor[Scenario](), "", key, nil)
+			}
+			if err := w.walk(mv.Value, mv.Key, fld.Type, key); err != nil {
+				return err
+			}
+			kept = append(kept, mv)
+		}
+	}
+	if err := decodeOnto(w, base, root, kept); err != nil {
+		return err
+	}
+	if base.Name == "" {
+		base.Name = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
+	}
+	f.raw, f.baseLocs = base, w.locs
+	return f.decodeVariants(w, variantsNode)
+}
+
+// parseDoc parses the text into a plain tree (see resolve); nil means an
+// empty document.
+func (f *File) parseDoc(w *walker) (ast.Node, error) {
+	file, err := parser.ParseBytes(f.Source, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil, yamlError(f.Path, loc{}, "", err)
+	}
+	var body ast.Node
+	for _, d := range file.Docs {
+		if d == nil || d.Body == nil {
+			continue
+		}
+		if body != nil {
+			return nil, w.errf(d.Body, "", "only one YAML document per file (found a second one)")
+		}
+		body = d.Body
+	}
+	if body == nil {
+		return nil, nil
+	}
+	if _, ok := body.(*ast.CommentGroupNode); ok {
+		return nil, nil
+	}
+	return resolve(w, body)
+}
+
+// decodeOnto decodes the checked entries of mapping root onto spec with the
+// YAML library, strictly. Keys not written keep the value spec already has,
+// which is how defaults, variants and --set layer.
+func decodeOnto(w *walker, spec *Scenario, root ast.Node, kept []*ast.MappingValueNode) error {
+	if len(kept) == 0 {
+		return nil
+	}
+	clearSizes(spec, kept)
+	m := ast.Mapping(kept[0].GetToken(), false, kept...)
+	if err := yaml.NodeToValue(m, spec, yaml.DisallowUnknownField()); err != nil {
+		return yamlError(w.file, w.loc(root), "", err)
+	}
+	return nil
+}
+
+// clearSizes makes the two forms of workload.sizes replace each other when
+// layered: writing list drops an inherited from/to sweep and writing from or
+// to drops an inherited list. Without this a variant could never switch
+// form, because "from/to and list" together is an error.
+func clearSizes(spec *Scenario, kept []*ast.MappingValueNode) {
+	sizes := lookup(lookup(kept, "workload"), "sizes")
+	if sizes == nil {
+		return
+	}
+	var es []*ast.MappingValueNode
+	switch m := sizes.(type) {
+	case *ast.MappingNode:
+		es = m.Values
+	case *ast.MappingValueNode:
+		es = []*ast.MappingValueNode{m}
+	}
+	for _, mv := range es {
+		switch keyString(mv) {
+		case "list":
+			spec.Workload.Sizes.From, spec.Workload.Sizes.To = 0, 0
+		case "from", "to":
+			spec.Workload.Sizes.List = nil
+		}
+	}
+}
+
+// lookup finds key in a mapping given as entries or as a node.
+func lookup(in any, key string) ast.Node {
+	var es []*ast.MappingValueNode
+	switch m := in.(type) {
+	case []*ast.MappingValueNode:
+		es = m
+	case *ast.MappingNode:
+		es = m.Values
+	case *ast.MappingValueNode:
+		es = []*ast.MappingValueNode{m}
+	}
+	for _, mv := range es {
+		if keyString(mv) == key {
+			return mv.Value
+		}
+	}
+	return nil
+}
+
+func keyString(mv *ast.MappingValueNode) string {
+	if s, ok := mv.Key.(*ast.StringNode); ok {
+		return s.Value
+	}
+	return ""
+}
+
+func (f *File) decodeVariants(w *walker, n ast.Node) error {
+	f.variants = nil
+	f.explicit = false
+	if n != nil && n.Type() != ast.NullType {
+		seq, ok := n.(*ast.SequenceNode)
+		if !ok {
+			return w.errf(n, "variants", "needs a list of variants (- name: …), got %s", describe(n))
+		}
+		f.explicit = len(seq.Values) > 0
+		names := map[string]bool{}
+		for i, vn := range seq.Values {
+			rv, err := f.decodeVariant(w, i, vn, names)
+			if err != nil {
+				return err
+			}
+			f.variants = append(f.variants, rv)
+		}
+	}
+	if !f.explicit {
+		f.variants = []rawVariant{{name: "base", spec: f.raw, locs: map[string]loc{}}}
+	}
+	return nil
+}
+
+func (f *File) decodeVariant(parent *walker, i int, n ast.Node, names map[string]bool) (rawVariant, error) {
+	w := newWalker(f.Path)
+	w.left = parent.left // one node budget for the whole file
+	rv, err := f.decodeVariantNode(w, i, n, names)
+	parent.left = w.left
+	var e *Error
+	if err != nil && errors.As(err, &e) && e.Variant == "" && !strings.HasPrefix(e.Key, "variants[") {
+		// Name the variant, whose name may come after the bad key.
+		if s, ok := lookup(n, "name").(*ast.StringNode); ok && s.Value != "" {
+			e.Variant = s.Value
+		}
+	}
+	return rv, err
+}
+
+func (f *File) decodeVariantNode(w *walker, i int, n ast.Node, names map[string]bool) (rawVariant, error) {
+	path := fmt.Sprintf("variants[%d]", i)
+	es, err := w.entries(n, nil, path)
+	if err != nil {
+		return rawVariant{}, err
+	}
+	rv := rawVariant{at: w.loc(n)}
+	var kept []*ast.MappingValueNode
+	seen := map[string]ast.Node{}
+	hasName := false
+	for _, mv := range es {
+		key, err := w.keyName(mv, path)
+		if err != nil {
+			return rawVariant{}, err
+		}
+		if err := w.once(seen, mv, path, key); err != nil {
+			return rawVariant{}, err
+		}
+		switch key {
+		case "name":
+			hasName = true
+			s, err := w.scalar(mv.Value, join(path, key), "a name")
+			if err != nil {
+				return rawVariant{}, err
+			}
+			s = strings.TrimSpace(s)
+			if s == "" {
+				return rawVariant{}, w.errf(mv.Value, join(path, key), "a variant name must not be empty")
+			}
+			if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+				return rawVariant{}, w.errf(mv.Value, join(path, key), "a variant name must be one line of printable text, got %q", s)
+			}
+			if names[s] {
+				return rawVariant{}, w.errf(mv.Value, join(path, key), "variant %q is defined twice; names must be unique", s)
+			}
+			names[s] = true
+			rv.name, rv.at = s, w.loc(mv.Value)
+			continue
+		case "variants":
+			return rawVariant{}, w.errf(mv.Key, join(path, key), "variants cannot be nested")
+		}
+		fld, ok := field(reflect.TypeFor[Scenario](), key)
+		if !ok {
+			return rawVariant{}, w.unknownKey(mv, nil, path, key, append([]string{"name"}, variantKeys...))
+		}
+		if err := w.walk(mv.Value, mv.Key, fld.Type, key); err != nil {
+			return rawVariant{}, err
+		}
+		kept = append(kept, mv)
+	}
+	if !hasName {
+		return rawVariant{}, w.errf(n, path, "a variant needs a name (- name: …)")
+	}
+	rv.spec = clone(f.raw)
+	if err := decodeOnto(w, rv.spec, n, kept); err != nil {
+		return rawVariant{}, err
+	}
+	rv.locs = w.locs
+	return rv, nil
+}
+
+// finalize rebuilds the exported scenarios from the raw ones, filling in
+// what depends on other keys (the algorithm of the workload kind, ranks = all
+// hosts). Keeping raw specs lets a variant or --set change the kind or the
+// topology without inheriting a value derived from the old one.
+func (f *File) finalize() {
+	f.Base = finalized(f.raw)
+	f.Variants = make([]Variant, len(f.variants))
+	for i, rv := range f.variants {
+		f.Variants[i] = Variant{Name: rv.name, Spec: finalized(rv.spec)}
+	}
+	f.Base.Variants = f.Variants
+}
+
+func finalized(raw *Scenario) *Scenario {
+	s := clone(raw)
+	s.Variants = nil
+	s.Transport.DCQCN.Preset = strings.ToLower(strings.TrimSpace(s.Transport.DCQCN.Preset))
+	if s.Workload.Algorithm == "" {
+		s.Workload.Algorithm = defaultAlgorithm[s.Workload.Kind]
+	}
+	if s.Workload.Ranks == 0 {
+		if h := Hosts(s.Topology); h > 0 {
+			s.Workload.Ranks = h
+		}
+	}
+	return s
+}
+
+// clone deep-copies a scenario (pointers and slices included), so that a
+// variant's decoding never writes through to the base.
+func clone(s *Scenario) *Scenario {
+	c := deepCopy(reflect.ValueOf(s)).Interface().(*Scenario)
+	c.Variants = nil
+	return c
+}
+
+func deepCopy(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Ptr:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.New(v.Type().Elem())
+		c.Elem().Set(deepCopy(v.Elem()))
+		return c
+	case reflect.Struct:
+		c := reflect.New(v.Type()).Elem()
+		c.Set(v)
+		for i := 0; i < v.NumField(); i++ {
+			if c.Field(i).CanSet() {
+				c.Field(i).Set(deepCopy(v.Field(i)))
+			}
+		}
+		return c
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := 0; i < v.Len(); i++ {
+			c.Index(i).Set(deepCopy(v.Index(i)))
+		}
+		return c
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			c.SetMapIndex(it.Key(), deepCopy(it.Value()))
+		}
+		return c
+	}
+	return v
+}

@@ -1,0 +1,210 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// ApplySets applies command-line overrides "key=value" (dotted keys, YAML
+// values: transport.dcqcn.preset=off, topology.host_link.rate=100Gbps,
+// workload.sizes.list=[1MB,2MB]) to the base and to every variant, after
+// the variants' own overrides, so --set wins. It then validates; on any
+// error the file is left as it was. Errors name the override: "--set key: …".
+func ApplySets(f *File, sets []string) error {
+	if len(sets) == 0 {
+		return nil
+	}
+	saved := *f
+	saved.variants = append([]rawVariant(nil), f.variants...)
+	valid := f.Validate() == nil
+	if err := f.applySets(sets); err != nil {
+		*f = saved
+		return err
+	}
+	f.finalize()
+	if err := f.Validate(); err != nil {
+		*f = saved
+		return blameSets(err, sets, valid)
+	}
+	return nil
+}
+
+// blameSets: when the file was valid before the overrides, a problem found
+// after them is theirs, even if it shows on a key they did not touch (say
+// --set switch.pfc.xoff below the file's xon). The error then names the
+// overrides first and the file position last.
+func blameSets(err error, sets []string, validBefore bool) error {
+	var e *Error
+	if !validBefore || !errors.As(err, &e) || e.Set != "" {
+		return err
+	}
+	keys := make([]string, 0, len(sets))
+	for _, s := range sets {
+		k, _, _ := strings.Cut(s, "=")
+		keys = append(keys, strings.TrimSpace(k))
+	}
+	c := *e
+	c.Set = strings.Join(keys, ", ")
+	line, col := max(e.Line, 1), max(e.Col, 1)
+	c.Msg = fmt.Sprintf("%s (see %s:%d:%d)", e.Msg, e.File, line, col)
+	return &c
+}
+
+func (f *File) applySets(sets []string) error {
+	for _, s := range sets {
+		if err := f.applySet(s); err != nil {
+			return err
+		}
+		f.Sets = append(f.Sets, s)
+	}
+	return nil
+}
+
+func (f *File) applySet(s string) error {
+	key, value, ok := strings.Cut(s, "=")
+	key = strings.TrimSpace(key)
+	w := newWalker(f.Path)
+	w.set = key
+	if key == "" {
+		w.set = s
+		if s == "" {
+			w.set = `""`
+		}
+		return w.errf(nil, "", "needs key=value, e.g. --set transport.dcqcn.preset=off")
+	}
+	if !ok {
+		return w.errf(nil, key, "needs key=value, e.g. --set %s=VALUE", key)
+	}
+	parts := strings.Split(key, ".")
+	for _, p := range parts {
+		if !validKeyPart(p) {
+			return w.errf(nil, key, "not a key: use dotted lower-case names like topology.host_link.rate")
+		}
+	}
+	if parts[0] == "variants" {
+		return w.errf(nil, key, "variants cannot be set from the command line")
+	}
+	if strings.ContainsAny(value, "\r\n") {
+		return w.errf(nil, key, "the value must be on one line")
+	}
+	// The value is parsed on its own, then hung under the key path, so no
+	// text in it can change which key is set.
+	valNode, err := parseValue(value)
+	if err != nil {
+		return yamlError(f.Path, loc{set: key}, key, err)
+	}
+	if valNode, err = resolve(w, valNode); err != nil {
+		return err
+	}
+	root := buildPath(parts, valNode)
+	kept := root.Values
+	// Check against the schema once (the same for every spec).
+	fld, ok := field(reflect.TypeFor[Scenario](), parts[0])
+	if !ok {
+		return w.unknownKey(kept[0], reflect.TypeFor[Scenario](), "", parts[0], nil)
+	}
+	if err := w.walk(kept[0].Value, kept[0].Key, fld.Type, parts[0]); err != nil {
+		return err
+	}
+	apply := func(spec *Scenario, locs map[string]loc) error {
+		if err := decodeOnto(w, spec, root, kept); err != nil {
+			return err
+		}
+		for p, l := range w.locs {
+			locs[p] = l
+		}
+		return nil
+	}
+	raw := clone(f.raw)
+	baseLocs := copyLocs(f.baseLocs)
+	if err := apply(raw, baseLocs); err != nil {
+		return err
+	}
+	variants := make([]rawVariant, len(f.variants))
+	for i, rv := range f.variants {
+		rv.locs = copyLocs(rv.locs)
+		if f.explicit {
+			rv.spec = clone(rv.spec)
+			if err := apply(rv.spec, rv.locs); err != nil {
+				return err
+			}
+		} else {
+			rv.spec = raw
+		}
+		variants[i] = rv
+	}
+	f.raw, f.baseLocs, f.variants = raw, baseLocs, variants
+	return nil
+}
+
+func copyLocs(m map[string]loc) map[string]loc {
+	c := make(map[string]loc, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func validKeyPart(p string) bool {
+	if p == "" {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseValue parses one YAML value; empty text is null.
+func parseValue(value string) (ast.Node, error) {
+	file, err := parser.ParseBytes([]byte(value), 0)
+	if err != nil {
+		return nil, err
+	}
+	var body ast.Node
+	for _, d := range file.Docs {
+		if d == nil || d.Body == nil {
+			continue
+		}
+		if body != nil {
+			return nil, fmt.Errorf("the value must be a single YAML value")
+		}
+		body = d.Body
+	}
+	if _, ok := body.(*ast.CommentGroupNode); ok || body == nil {
+		return ast.Null(token.New("null", "null", &token.Position{Line: 1, Column: 1})), nil
+	}
+	return body, nil
+}
+
+// buildPath makes the mapping {p0: {p1: {…: value}}}.
+func buildPath(parts []string, value ast.Node) *ast.MappingNode {
+	var n ast.Node = value
+	var m *ast.MappingNode
+	for i := len(parts) - 1; i >= 0; i-- {
+		tk := value.GetToken()
+		key := ast.String(tokenFor(parts[i], tk))
+		m = ast.Mapping(tokenFor(":", tk), false, ast.MappingValue(tokenFor(":", tk), key, n))
+		n = m
+	}
+	return m
+}
+
+// tokenFor makes a string token at the position of tk (the library reports
+// unknown keys only for nodes that have a token).
+func tokenFor(value string, tk *token.Token) *token.Token {
+	pos := &token.Position{Line: 1, Column: 1}
+	if tk != nil && tk.Position != nil {
+		p := *tk.Position
+		pos = &p
+	}
+	return &token.Token{Type: token.StringType, Value: value, Origin: value, Position: pos}
+}

@@ -1,0 +1,213 @@
+// Package scenario is the YAML schema of a fabriclab test: types, defaults,
+// presets, strict validation with file:line:column errors, and expansion of
+// variants × data sizes into Jobs that the lab package runs.
+package scenario
+
+import (
+	"fabriclab/units"
+	"fabriclab/workload"
+)
+
+// Scenario is one scenario file after parsing and defaulting. Every field has
+// a yaml key; unknown keys are errors.
+type Scenario struct {
+	Name        string    `yaml:"name" json:"name"`
+	Description string    `yaml:"description" json:"description,omitempty"`
+	Seed        uint64    `yaml:"seed" json:"seed"`
+	Topology    Topology  `yaml:"topology" json:"topology"`
+	NIC         NIC       `yaml:"nic" json:"nic"`
+	Switch      Switch    `yaml:"switch" json:"switch"`
+	Transport   Transport `yaml:"transport" json:"transport"`
+	Workload    Workload  `yaml:"workload" json:"workload"`
+	Sim         SimOpts   `yaml:"sim" json:"sim"`
+	// Variants override keys of the base scenario; each variant is run with
+	// every data size. An empty list means one variant named "base".
+	Variants []Variant `yaml:"variants" json:"-"`
+}
+
+// Variant is a named set of overrides applied on top of the base scenario.
+// In YAML a variant is a mapping with name: and any of the top-level keys
+// but name and variants (topology, nic, switch, transport, workload, sim,
+// seed, description); keys it does not mention keep the base value.
+type Variant struct {
+	Name string `json:"name"`
+	// Spec is the fully resolved scenario of this variant (base + overrides),
+	// filled by the loader.
+	Spec *Scenario `json:"-"`
+}
+
+// Topology selects a builder and its links.
+type Topology struct {
+	// Kind is leaf-spine, fat-tree or rail.
+	Kind string `yaml:"kind" json:"kind"`
+	// leaf-spine: Hosts in total, HostsPerLeaf per leaf; every leaf has one
+	// FabricLink uplink to every spine. Spines = 0 derives the spine count
+	// from Oversubscription (downlink:uplink capacity per leaf, 1 =
+	// non-blocking): see scenario.Spines.
+	Hosts            int     `yaml:"hosts" json:"hosts,omitempty"`
+	HostsPerLeaf     int     `yaml:"hosts_per_leaf" json:"hosts_per_leaf,omitempty"`
+	Spines           int     `yaml:"spines" json:"spines,omitempty"`
+	Oversubscription float64 `yaml:"oversubscription" json:"oversubscription,omitempty"`
+	// fat-tree: K-ary three-tier fat-tree (k^3/4 hosts).
+	K int `yaml:"k" json:"k,omitempty"`
+	// rail: Servers with GPUsPerServer NICs each; NIC i of every server in a
+	// group of ServersPerGroup servers attaches to rail leaf i of that group;
+	// spines join all rail leaves.
+	Servers         int `yaml:"servers" json:"servers,omitempty"`
+	GPUsPerServer   int `yaml:"gpus_per_server" json:"gpus_per_server,omitempty"`
+	ServersPerGroup int `yaml:"servers_per_group" json:"servers_per_group,omitempty"`
+
+	HostLink   Link `yaml:"host_link" json:"host_link"`
+	FabricLink Link `yaml:"fabric_link" json:"fabric_link"`
+	// SwitchLatency is the fixed forwarding delay added inside each switch on
+	// top of store-and-forward.
+	SwitchLatency units.Duration `yaml:"switch_latency" json:"switch_latency"`
+}
+
+// Link is a rate and a one-way propagation delay.
+type Link struct {
+	Rate  units.Rate     `yaml:"rate" json:"rate"`
+	Delay units.Duration `yaml:"delay" json:"delay"`
+}
+
+// NIC configures the host adapters.
+type NIC struct {
+	// MTU is the payload carried per data packet.
+	MTU units.Size `yaml:"mtu" json:"mtu"`
+	// Overhead is the wire bytes added to each packet: headers, FCS, preamble
+	// and inter-frame gap (82 B for RoCEv2 over Ethernet).
+	Overhead units.Size `yaml:"overhead" json:"overhead"`
+	// AckEvery: the receiver acknowledges every n-th in-order data packet and
+	// always the last packet of a message.
+	AckEvery int `yaml:"ack_every" json:"ack_every"`
+	// RTO is the retransmission timeout (go-back-N from the oldest unacked).
+	RTO units.Duration `yaml:"rto" json:"rto"`
+	// MaxInflight caps unacknowledged bytes per QP; 0 = no cap.
+	MaxInflight units.Size `yaml:"max_inflight" json:"max_inflight"`
+	// Burst is how many packets one QP sends back to back before the NIC
+	// serves the next QP (1 = perfect per-packet round-robin).
+	Burst int `yaml:"burst" json:"burst"`
+	// DataPriority and ControlPriority are traffic classes 0–7 (7 highest).
+	DataPriority    int `yaml:"data_priority" json:"data_priority"`
+	ControlPriority int `yaml:"control_priority" json:"control_priority"`
+}
+
+// Switch configures every switch.
+type Switch struct {
+	// Buffer is the shared packet buffer of one switch.
+	Buffer units.Size `yaml:"buffer" json:"buffer"`
+	ECN    ECN        `yaml:"ecn" json:"ecn"`
+	PFC    PFC        `yaml:"pfc" json:"pfc"`
+	// Forwarding is the load-balancing policy: ecmp.
+	Forwarding string `yaml:"forwarding" json:"forwarding"`
+	// ECMPSeed perturbs every switch's hash (each switch also mixes in its id).
+	ECMPSeed uint64 `yaml:"ecmp_seed" json:"ecmp_seed"`
+}
+
+// ECN is RED-style marking on egress queue depth.
+type ECN struct {
+	Enabled bool       `yaml:"enabled" json:"enabled"`
+	KMin    units.Size `yaml:"kmin" json:"kmin"`
+	KMax    units.Size `yaml:"kmax" json:"kmax"`
+	PMax    float64    `yaml:"pmax" json:"pmax"`
+	// ReferenceRate: KMin/KMax are for a link of this rate and scale linearly
+	// with each port's rate (so one setting fits 100G and 400G ports). 0 means
+	// KMin/KMax are absolute.
+	ReferenceRate units.Rate `yaml:"reference_rate" json:"reference_rate"`
+}
+
+// PFC is priority flow control per ingress port and priority.
+type PFC struct {
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// XOFF: ingress bytes at which a pause is sent upstream; XON: bytes below
+	// which a resume is sent.
+	XOFF units.Size `yaml:"xoff" json:"xoff"`
+	XON  units.Size `yaml:"xon" json:"xon"`
+	// Headroom absorbs what is in flight when the pause is sent; 0 = sized
+	// automatically from each link's rate × delay.
+	Headroom units.Size `yaml:"headroom" json:"headroom"`
+}
+
+// Transport selects the host transport.
+type Transport struct {
+	// Kind is roce.
+	Kind  string `yaml:"kind" json:"kind"`
+	DCQCN DCQCN  `yaml:"dcqcn" json:"dcqcn"`
+}
+
+// DCQCN names a preset and optional per-knob overrides (nil = preset value).
+// Knob meanings are documented in transport/roce.
+type DCQCN struct {
+	Preset string `yaml:"preset" json:"preset"`
+
+	AlphaG            *float64        `yaml:"alpha_g" json:"alpha_g,omitempty"`
+	AlphaInterval     *units.Duration `yaml:"alpha_interval" json:"alpha_interval,omitempty"`
+	InitialAlpha      *float64        `yaml:"initial_alpha" json:"initial_alpha,omitempty"`
+	RateOnFirstCNP    *units.Rate     `yaml:"rate_on_first_cnp" json:"rate_on_first_cnp,omitempty"`
+	MinDecreaseFactor *float64        `yaml:"min_decrease_factor" json:"min_decrease_factor,omitempty"`
+	DecreaseInterval  *units.Duration `yaml:"decrease_interval" json:"decrease_interval,omitempty"`
+	MinRate           *units.Rate     `yaml:"min_rate" json:"min_rate,omitempty"`
+	ClampTargetRate   *bool           `yaml:"clamp_target_rate" json:"clamp_target_rate,omitempty"`
+	ClampAfterTimeInc *bool           `yaml:"clamp_after_time_increase" json:"clamp_after_time_increase,omitempty"`
+	IncreaseInterval  *units.Duration `yaml:"increase_interval" json:"increase_interval,omitempty"`
+	ByteCounter       *units.Size     `yaml:"byte_counter" json:"byte_counter,omitempty"`
+	Threshold         *int            `yaml:"threshold" json:"threshold,omitempty"`
+	AIRate            *units.Rate     `yaml:"ai_rate" json:"ai_rate,omitempty"`
+	HAIRate           *units.Rate     `yaml:"hai_rate" json:"hai_rate,omitempty"`
+	CNPInterval       *units.Duration `yaml:"cnp_interval" json:"cnp_interval,omitempty"`
+}
+
+// Workload is the traffic of the test.
+type Workload struct {
+	// Kind is alltoall, allreduce, permutation, incast or flows.
+	Kind string `yaml:"kind" json:"kind"`
+	// Algorithm: alltoall → direct; allreduce → ring. Empty means the kind's
+	// default, which the loader fills in.
+	Algorithm string `yaml:"algorithm" json:"algorithm"`
+	// Ranks is the number of ranks (one per NIC, packed); 0 = every host (the
+	// loader fills in the host count).
+	Ranks int `yaml:"ranks" json:"ranks"`
+	// Sizes: the data size S swept like nccl-tests. For collectives S has
+	// nccl-tests' meaning; for permutation and incast it is bytes per flow.
+	Sizes Sizes `yaml:"sizes" json:"sizes"`
+	// Incast: Senders hosts (the first ones after Target) send to Target.
+	Senders int `yaml:"senders" json:"senders,omitempty"`
+	Target  int `yaml:"target" json:"target,omitempty"`
+	// File is a flow list (kind flows): one flow per line "src dst bytes
+	// start", path relative to the scenario file.
+	File string `yaml:"file" json:"file,omitempty"`
+}
+
+// Sizes is either a from/to/factor sweep or an explicit list.
+type Sizes struct {
+	From   units.Size   `yaml:"from" json:"from,omitempty"`
+	To     units.Size   `yaml:"to" json:"to,omitempty"`
+	Factor int          `yaml:"factor" json:"factor,omitempty"`
+	List   []units.Size `yaml:"list" json:"list,omitempty"`
+}
+
+// SimOpts bound and shape a simulation.
+type SimOpts struct {
+	// TimeLimit stops a job whose flows have not all finished by then
+	// (simulated time); the result is marked incomplete.
+	TimeLimit units.Duration `yaml:"time_limit" json:"time_limit"`
+	// RecordFlows keeps every flow record in the JSON output.
+	RecordFlows bool `yaml:"record_flows" json:"record_flows"`
+	// PortCounters keeps per-port counters in the JSON output.
+	PortCounters bool `yaml:"port_counters" json:"port_counters"`
+}
+
+// Job is one simulation to run: a variant at one data size.
+type Job struct {
+	Scenario     string
+	Variant      string
+	VariantIndex int
+	SizeIndex    int
+	Size         units.Size
+	Seed         uint64
+	Spec         *Scenario // resolved; shared read-only between jobs of a variant
+	// FlowList is the parsed flow file for kind flows (nil otherwise);
+	// shared read-only between jobs.
+	FlowList []workload.FlowSpec
+	Dir      string // directory of the scenario file, for relative paths
+}

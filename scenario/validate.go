@@ -1,0 +1,449 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"fabriclab/transport/roce"
+	"fabriclab/units"
+	"fabriclab/workload"
+)
+
+// What the simulator can build today. Extending a list here is all the
+// scenario package needs when another package grows a new kind.
+var (
+	topologyKinds   = []string{"leaf-spine", "fat-tree", "rail"}
+	forwardingKinds = []string{"ecmp"}
+	transportKinds  = []string{"roce"}
+	workloadKinds   = []string{"alltoall", "allreduce", "permutation", "incast", "flows"}
+	// algorithms lists the algorithms of each workload kind; a kind not
+	// listed has none to choose.
+	algorithms = map[string][]string{
+		"alltoall":  {"direct"},
+		"allreduce": {"ring"},
+	}
+)
+
+// Limits that keep a typo from asking for an absurd run.
+const (
+	maxHosts = 1 << 20
+	minMTU   = 64 * units.Byte
+	maxMTU   = 64 * units.KiB
+	// maxFlowFile bounds a flow list read at validation time.
+	maxFlowFile = 256 << 20
+)
+
+// Hosts is the number of hosts (NICs) of a topology: hosts for leaf-spine,
+// k³/4 for a k-ary fat-tree, servers × gpus_per_server for rail. It
+// saturates instead of overflowing and is 0 for an unknown kind.
+func Hosts(t Topology) int {
+	switch t.Kind {
+	case "leaf-spine":
+		return t.Hosts
+	case "fat-tree":
+		if t.K <= 0 {
+			return 0
+		}
+		k := min(int64(t.K), 1<<20)
+		return int(k * k * k / 4)
+	case "rail":
+		if t.Servers <= 0 || t.GPUsPerServer <= 0 {
+			return 0
+		}
+		if t.Servers > math.MaxInt32 || t.GPUsPerServer > math.MaxInt32 {
+			return math.MaxInt
+		}
+		return t.Servers * t.GPUsPerServer
+	}
+	return 0
+}
+
+// Spines is the number of spine switches of a leaf-spine topology: Spines
+// when set, else the fewest that keep each leaf's downlink:uplink capacity
+// at most Oversubscription, i.e. ceil(hosts_per_leaf × host rate /
+// (oversubscription × fabric rate)); every leaf has one uplink to every spine.
+func Spines(t Topology) int {
+	if t.Spines > 0 {
+		return t.Spines
+	}
+	if t.HostsPerLeaf <= 0 || t.Oversubscription <= 0 || t.FabricLink.Rate <= 0 {
+		return 0
+	}
+	down := float64(t.HostsPerLeaf) * float64(t.HostLink.Rate)
+	up := t.Oversubscription * float64(t.FabricLink.Rate)
+	n := math.Ceil(down/up - 1e-9)
+	if math.IsNaN(n) || n < 1 {
+		return 1
+	}
+	if n > maxHosts {
+		return maxHosts
+	}
+	return int(n)
+}
+
+// Validate checks every resolved scenario of the file (the base when there
+// are no variants, else each variant) and returns the first problem as an
+// *Error.
+func (f *File) Validate() error {
+	if !f.explicit {
+		c := &checker{f: f, locs: []map[string]loc{f.baseLocs}}
+		return c.check(f.raw)
+	}
+	for _, rv := range f.variants {
+		c := &checker{f: f, variant: rv.name, locs: []map[string]loc{rv.locs, f.baseLocs}, fallback: rv.at}
+		if err := c.check(rv.spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type checker struct {
+	f        *File
+	variant  string
+	locs     []map[string]loc // searched in order, for the key then its parents
+	fallback loc
+	err      *Error
+}
+
+// at finds where key was written: the key itself, else the closest parent
+// key, in the variant before the base.
+func (c *checker) at(key string) loc {
+	for k := key; k != ""; k = parent(k) {
+		for _, m := range c.locs {
+			if l, ok := m[k]; ok {
+				return l
+			}
+		}
+	}
+	return c.fallback
+}
+
+func parent(k string) string {
+	i := strings.LastIndexAny(k, ".[")
+	if i < 0 {
+		return ""
+	}
+	return k[:i]
+}
+
+// fail records the first problem.
+func (c *checker) fail(key, format string, args ...any) {
+	if c.err == nil {
+		c.err = c.at(key).err(c.f.Path, c.variant, key, fmt.Sprintf(format, args...))
+	}
+}
+
+func (c *checker) need(ok bool, key, format string, args ...any) {
+	if !ok {
+		c.fail(key, format, args...)
+	}
+}
+
+func oneOf(s string, list []string) bool {
+	for _, x := range list {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+func choices(list []string) string { return strings.Join(list, ", ") }
+
+func (c *checker) check(s *Scenario) error {
+	c.topology(s.Topology)
+	c.nic(s.NIC)
+	c.switches(s.Switch)
+	c.transport(s.Transport, s.Topology)
+	c.workload(s.Workload, s.Topology)
+	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
+	if c.err != nil {
+		return c.err
+	}
+	return nil
+}
+
+func (c *checker) topology(t Topology) {
+	const p = "topology."
+	if !oneOf(t.Kind, topologyKinds) {
+		c.fail(p+"kind", "unknown topology %q; use one of: %s", t.Kind, choices(topologyKinds))
+		return
+	}
+	switch t.Kind {
+	case "leaf-spine":
+		c.need(t.Hosts > 0, p+"hosts", "leaf-spine needs the number of hosts (> 0), got %d", t.Hosts)
+		c.need(t.Hosts <= maxHosts, p+"hosts", "%d hosts is more than the limit of %d", t.Hosts, maxHosts)
+		c.need(t.HostsPerLeaf > 0, p+"hosts_per_leaf", "leaf-spine needs hosts per leaf (> 0), got %d", t.HostsPerLeaf)
+		if t.Hosts > 0 && t.HostsPerLeaf > 0 {
+			c.need(t.Hosts%t.HostsPerLeaf == 0, p+"hosts", "%d hosts do not fill whole leaves of hosts_per_leaf %d", t.Hosts, t.HostsPerLeaf)
+		}
+		c.need(t.Spines >= 0, p+"spines", "must not be negative, got %d", t.Spines)
+		c.need(t.Spines <= maxHosts, p+"spines", "%d spines is more than the limit of %d", t.Spines, maxHosts)
+		if t.Spines == 0 {
+			c.need(t.Oversubscription > 0 && !math.IsInf(t.Oversubscription, 0), p+"oversubscription",
+				"must be more than 0 when spines is 0 (spines are derived from it), got %v", t.Oversubscription)
+		}
+	case "fat-tree":
+		c.need(t.K >= 2 && t.K%2 == 0, p+"k", "fat-tree needs an even k ≥ 2, got %d", t.K)
+		c.need(Hosts(t) <= maxHosts, p+"k", "k=%d gives %d hosts, more than the limit of %d", t.K, Hosts(t), maxHosts)
+	case "rail":
+		c.need(t.Servers >= 1, p+"servers", "rail needs at least 1 server, got %d", t.Servers)
+		c.need(t.GPUsPerServer >= 1, p+"gpus_per_server", "rail needs at least 1 GPU per server, got %d", t.GPUsPerServer)
+		c.need(t.ServersPerGroup >= 0, p+"servers_per_group", "must not be negative (0 = all servers), got %d", t.ServersPerGroup)
+		if t.ServersPerGroup > 0 && t.Servers >= 1 {
+			c.need(t.Servers%t.ServersPerGroup == 0, p+"servers_per_group", "%d servers do not split into groups of %d", t.Servers, t.ServersPerGroup)
+		}
+		c.need(t.Spines >= 0, p+"spines", "must not be negative, got %d", t.Spines)
+		c.need(Hosts(t) <= maxHosts, p+"servers", "%d servers × %d GPUs is more than the limit of %d hosts", t.Servers, t.GPUsPerServer, maxHosts)
+	}
+	c.link(p+"host_link", t.HostLink)
+	c.link(p+"fabric_link", t.FabricLink)
+	c.need(t.SwitchLatency >= 0, p+"switch_latency", "must not be negative, got %v", t.SwitchLatency)
+}
+
+func (c *checker) link(p string, l Link) {
+	c.need(l.Rate > 0, p+".rate", "must be more than 0, got %v", l.Rate)
+	c.need(l.Delay >= 0, p+".delay", "must not be negative, got %v", l.Delay)
+}
+
+func (c *checker) nic(n NIC) {
+	const p = "nic."
+	c.need(n.MTU >= minMTU && n.MTU <= maxMTU, p+"mtu", "must be between %v and %v, got %v", minMTU, maxMTU, n.MTU)
+	c.need(n.Overhead >= 0, p+"overhead", "must not be negative, got %v", n.Overhead)
+	c.need(n.AckEvery >= 1, p+"ack_every", "must be at least 1, got %d", n.AckEvery)
+	c.need(n.RTO > 0, p+"rto", "must be more than 0, got %v", n.RTO)
+	c.need(n.MaxInflight == 0 || n.MaxInflight >= n.MTU, p+"max_inflight", "must be 0 (no cap) or at least one MTU (%v), got %v", n.MTU, n.MaxInflight)
+	c.need(n.Burst >= 1, p+"burst", "must be at least 1 packet, got %d", n.Burst)
+	c.need(n.DataPriority >= 0 && n.DataPriority <= 7, p+"data_priority", "must be a priority 0–7, got %d", n.DataPriority)
+	c.need(n.ControlPriority >= 0 && n.ControlPriority <= 7, p+"control_priority", "must be a priority 0–7, got %d", n.ControlPriority)
+	c.need(n.DataPriority != n.ControlPriority, p+"control_priority", "must differ from data_priority (%d) so ACKs and CNPs do not queue behind data", n.DataPriority)
+}
+
+func (c *checker) switches(s Switch) {
+	const p = "switch."
+	c.need(s.Buffer > 0, p+"buffer", "must be more than 0, got %v", s.Buffer)
+	if s.ECN.Enabled {
+		c.need(s.ECN.KMin >= 0, p+"ecn.kmin", "must not be negative, got %v", s.ECN.KMin)
+		c.need(s.ECN.KMax > 0, p+"ecn.kmax", "must be more than 0, got %v", s.ECN.KMax)
+		c.need(s.ECN.KMin <= s.ECN.KMax, p+"ecn.kmin", "%v is above kmax %v", s.ECN.KMin, s.ECN.KMax)
+		c.need(s.ECN.PMax >= 0 && s.ECN.PMax <= 1, p+"ecn.pmax", "must be a probability in [0, 1], got %v", s.ECN.PMax)
+		c.need(s.ECN.ReferenceRate >= 0, p+"ecn.reference_rate", "must not be negative (0 = absolute thresholds), got %v", s.ECN.ReferenceRate)
+	}
+	if s.PFC.Enabled {
+		c.need(s.PFC.XOFF > 0, p+"pfc.xoff", "must be more than 0, got %v", s.PFC.XOFF)
+		c.need(s.PFC.XOFF < s.Buffer, p+"pfc.xoff", "%v does not fit in the switch buffer of %v", s.PFC.XOFF, s.Buffer)
+		c.need(s.PFC.XON >= 0, p+"pfc.xon", "must not be negative, got %v", s.PFC.XON)
+		c.need(s.PFC.XON <= s.PFC.XOFF, p+"pfc.xon", "%v is above xoff %v; set xon at or below xoff", s.PFC.XON, s.PFC.XOFF)
+		c.need(s.PFC.Headroom >= 0, p+"pfc.headroom", "must not be negative (0 = automatic), got %v", s.PFC.Headroom)
+	}
+	c.need(oneOf(s.Forwarding, forwardingKinds), p+"forwarding", "unknown forwarding %q; use one of: %s", s.Forwarding, choices(forwardingKinds))
+}
+
+func (c *checker) transport(t Transport, topo Topology) {
+	const p = "transport."
+	if !oneOf(t.Kind, transportKinds) {
+		c.fail(p+"kind", "unknown transport %q; use one of: %s", t.Kind, choices(transportKinds))
+		return
+	}
+	const d = p + "dcqcn."
+	if _, err := roce.Preset(t.DCQCN.Preset); err != nil {
+		c.fail(d+"preset", "unknown preset %q; use one of: %s", t.DCQCN.Preset, choices(roce.PresetNames()))
+		return
+	}
+	o := t.DCQCN
+	unit := func(key string, v *float64, lo float64, loOpen bool) {
+		if v == nil {
+			return
+		}
+		ok := *v <= 1 && (*v > lo || !loOpen && *v == lo)
+		bracket := "["
+		if loOpen {
+			bracket = "("
+		}
+		c.need(ok, d+key, "must be in %s%v, 1], got %v", bracket, lo, *v)
+	}
+	unit("alpha_g", o.AlphaG, 0, true)
+	unit("initial_alpha", o.InitialAlpha, 0, false)
+	unit("min_decrease_factor", o.MinDecreaseFactor, 0, true)
+	positive := func(key string, ok bool, v any) { c.need(ok, d+key, "must be more than 0, got %v", v) }
+	nonNeg := func(key string, ok bool, v any) { c.need(ok, d+key, "must not be negative, got %v", v) }
+	if o.AlphaInterval != nil {
+		positive("alpha_interval", *o.AlphaInterval > 0, *o.AlphaInterval)
+	}
+	if o.IncreaseInterval != nil {
+		positive("increase_interval", *o.IncreaseInterval > 0, *o.IncreaseInterval)
+	}
+	if o.MinRate != nil {
+		positive("min_rate", *o.MinRate > 0, *o.MinRate)
+		c.need(*o.MinRate <= topo.HostLink.Rate, d+"min_rate", "%v is above the host link rate %v", *o.MinRate, topo.HostLink.Rate)
+	}
+	if o.DecreaseInterval != nil {
+		nonNeg("decrease_interval", *o.DecreaseInterval >= 0, *o.DecreaseInterval)
+	}
+	if o.CNPInterval != nil {
+		nonNeg("cnp_interval", *o.CNPInterval >= 0, *o.CNPInterval)
+	}
+	if o.RateOnFirstCNP != nil {
+		nonNeg("rate_on_first_cnp", *o.RateOnFirstCNP >= 0, *o.RateOnFirstCNP)
+	}
+	if o.ByteCounter != nil {
+		nonNeg("byte_counter", *o.ByteCounter >= 0, *o.ByteCounter)
+	}
+	if o.Threshold != nil {
+		nonNeg("threshold", *o.Threshold >= 0, *o.Threshold)
+	}
+	if o.AIRate != nil {
+		nonNeg("ai_rate", *o.AIRate >= 0, *o.AIRate)
+	}
+	if o.HAIRate != nil {
+		nonNeg("hai_rate", *o.HAIRate >= 0, *o.HAIRate)
+	}
+	if c.err != nil {
+		return
+	}
+	// Whatever the knobs above miss, the reaction point's own check catches.
+	params, err := dcqcnParams(t.DCQCN)
+	if err == nil {
+		err = params.Validate()
+	}
+	if err != nil {
+		c.fail(d[:len(d)-1], "%v", err)
+	}
+}
+
+func (c *checker) workload(w Workload, t Topology) {
+	const p = "workload."
+	if !oneOf(w.Kind, workloadKinds) {
+		if w.Kind == "" {
+			c.fail(p+"kind", "is required; use one of: %s", choices(workloadKinds))
+		} else {
+			c.fail(p+"kind", "unknown workload %q; use one of: %s", w.Kind, choices(workloadKinds))
+		}
+		return
+	}
+	if algos := algorithms[w.Kind]; len(algos) > 0 {
+		c.need(w.Algorithm == "" || oneOf(w.Algorithm, algos), p+"algorithm", "unknown %s algorithm %q; use one of: %s", w.Kind, w.Algorithm, choices(algos))
+	} else {
+		c.need(w.Algorithm == "", p+"algorithm", "%s has no algorithm to choose; remove the key", w.Kind)
+	}
+	hosts := Hosts(t)
+	if c.err != nil {
+		return // the topology is wrong: host counts below would mislead
+	}
+	c.need(w.Ranks >= 0, p+"ranks", "must not be negative (0 = every host), got %d", w.Ranks)
+	c.need(w.Ranks <= hosts, p+"ranks", "%d ranks do not fit the topology's %d hosts", w.Ranks, hosts)
+	ranks := w.Ranks
+	if ranks == 0 {
+		ranks = hosts
+	}
+	switch w.Kind {
+	case "alltoall", "allreduce":
+		c.need(ranks >= 2, p+"ranks", "%s needs at least 2 ranks, got %d", w.Kind, ranks)
+	case "permutation":
+		c.need(ranks >= 2, p+"ranks", "a permutation needs at least 2 hosts, got %d", ranks)
+	case "incast":
+		c.need(w.Senders >= 1, p+"senders", "incast needs at least 1 sender, got %d", w.Senders)
+		c.need(w.Target >= 0 && w.Target < hosts, p+"target", "host %d is not in the topology (hosts 0–%d)", w.Target, hosts-1)
+		c.need(w.Senders < hosts, p+"senders", "%d senders and a target need %d hosts; the topology has %d", w.Senders, w.Senders+1, hosts)
+	}
+	if w.Kind == "flows" {
+		c.flows(w, hosts)
+		return
+	}
+	c.need(w.File == "", p+"file", "is only read by kind flows; remove it or set kind: flows")
+	c.sizes(w.Sizes)
+}
+
+func (c *checker) sizes(s Sizes) {
+	const p = "workload.sizes"
+	sweep := s.From != 0 || s.To != 0
+	switch {
+	case sweep && len(s.List) > 0:
+		c.fail(p, "give either from/to/factor or list, not both")
+	case len(s.List) > 0:
+		for i, v := range s.List {
+			c.need(v > 0, fmt.Sprintf("%s.list[%d]", p, i), "sizes must be more than 0, got %v", v)
+		}
+	case sweep:
+		c.need(s.From > 0, p+".from", "must be more than 0, got %v", s.From)
+		c.need(s.To >= s.From, p+".to", "%v is below from %v", s.To, s.From)
+		c.need(s.Factor >= 2, p+".factor", "must be at least 2, got %d", s.Factor)
+	default:
+		c.fail(p, "needs the data sizes: from/to (and factor) or list")
+	}
+}
+
+func (c *checker) flows(w Workload, hosts int) {
+	const p = "workload.file"
+	if w.File == "" {
+		c.fail(p, "kind flows needs a flow list file (src dst bytes [start] per line)")
+		return
+	}
+	ff := c.f.flowFile(w.File)
+	if ff.err != nil {
+		c.fail(p, "%v", ff.err)
+		return
+	}
+	if len(ff.flows) == 0 {
+		c.fail(p, "%s has no flows", w.File)
+		return
+	}
+	for _, fl := range ff.flows {
+		if fl.Src >= hosts || fl.Dst >= hosts {
+			c.fail(p, "%s:%d: host %d is not in the topology (hosts 0–%d)", w.File, fl.Line, max(fl.Src, fl.Dst), hosts-1)
+			return
+		}
+	}
+}
+
+// flowFile reads and parses a flow list once per path.
+func (f *File) flowFile(name string) *flowFile {
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(f.Dir, path)
+	}
+	f.flows.mu.Lock()
+	defer f.flows.mu.Unlock()
+	if ff, ok := f.flows.files[path]; ok {
+		return ff
+	}
+	ff := &flowFile{}
+	f.flows.files[path] = ff
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		ff.err = fmt.Errorf("%s does not exist (a relative path is relative to the scenario file)", name)
+		return ff
+	case err != nil:
+		ff.err = err
+		return ff
+	case !st.Mode().IsRegular():
+		ff.err = fmt.Errorf("%s is not a regular file", name)
+		return ff
+	case st.Size() > maxFlowFile:
+		ff.err = fmt.Errorf("%s is larger than %d MiB", name, maxFlowFile>>20)
+		return ff
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		ff.err = err
+		return ff
+	}
+	defer r.Close()
+	ff.flows, ff.err = workload.ParseFlowList(name, io.LimitReader(r, maxFlowFile))
+	for _, fl := range ff.flows {
+		if ff.total > math.MaxInt64-fl.Bytes {
+			ff.err = fmt.Errorf("%s: the flows add up to more than %d bytes", name, int64(math.MaxInt64))
+			break
+		}
+		ff.total += fl.Bytes
+	}
+	return ff
+}

@@ -1,0 +1,376 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"fabriclab/units"
+)
+
+// The YAML library decodes, but its errors for our unit types carry no
+// position and its type errors name Go fields, not YAML keys. So before
+// decoding, a walker checks the syntax tree against the Go types: every key
+// must exist, every value must have the right shape, and every unit must
+// parse. Its errors name the dotted key and point at the value. It also
+// records where each key was written, so that validation can point at it.
+
+var (
+	rateType     = reflect.TypeFor[units.Rate]()
+	sizeType     = reflect.TypeFor[units.Size]()
+	durationType = reflect.TypeFor[units.Duration]()
+)
+
+// maxNodes bounds the work on one document: aliases share subtrees, so a
+// small file can otherwise describe an exponentially large one.
+const maxNodes = 100000
+
+type walker struct {
+	file string
+	// set is the --set key when walking an override built from the command
+	// line; every location is then that override.
+	set  string
+	locs map[string]loc
+	left int // node budget
+}
+
+func newWalker(file string) *walker {
+	return &walker{file: file, locs: map[string]loc{}, left: maxNodes}
+}
+
+func (w *walker) loc(n ast.Node) loc {
+	if w.set != "" {
+		return loc{set: w.set}
+	}
+	if n == nil {
+		return loc{}
+	}
+	return tokenLoc(n.GetToken())
+}
+
+func (w *walker) errf(n ast.Node, key, format string, args ...any) *Error {
+	return w.loc(n).err(w.file, "", key, fmt.Sprintf(format, args...))
+}
+
+// rec remembers where path was written. In --set mode only the overridden
+// key and what is below it are recorded, so errors elsewhere keep pointing
+// into the file.
+func (w *walker) rec(path string, n ast.Node) {
+	if w.set != "" && path != w.set && !strings.HasPrefix(path, w.set+".") && !strings.HasPrefix(path, w.set+"[") {
+		return
+	}
+	w.locs[path] = w.loc(n)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// entries returns the key/value pairs of a mapping node.
+func (w *walker) entries(n ast.Node, key ast.Node, path string) ([]*ast.MappingValueNode, error) {
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		return m.Values, nil
+	case *ast.MappingValueNode:
+		return []*ast.MappingValueNode{m}, nil
+	}
+	at := n
+	if at == nil {
+		at = key
+	}
+	what := "the file"
+	if path != "" {
+		what = "this key"
+	}
+	return nil, w.errf(at, path, "%s needs a mapping of keys, got %s", what, describe(n))
+}
+
+// keyName returns the text of a mapping key; only plain names are keys.
+func (w *walker) keyName(mv *ast.MappingValueNode, path string) (string, error) {
+	if s, ok := mv.Key.(*ast.StringNode); ok && s.Value != "" {
+		return s.Value, nil
+	}
+	return "", w.errf(mv.Key, path, "keys must be plain names, got %s", describe(mv.Key))
+}
+
+// once reports a key written twice in one mapping (the parser is told to
+// allow duplicates so that this message, which names the key, is the one
+// users see).
+func (w *walker) once(seen map[string]ast.Node, mv *ast.MappingValueNode, path, name string) error {
+	if first, ok := seen[name]; ok {
+		msg := "key is given twice"
+		if l := tokenLoc(first.GetToken()); l.line > 0 && w.set == "" {
+			msg = fmt.Sprintf("key is given twice (first at line %d)", l.line)
+		}
+		return w.errf(mv.Key, join(path, name), "%s", msg)
+	}
+	seen[name] = mv.Key
+	return nil
+}
+
+// field finds the struct field with yaml key name.
+func field(t reflect.Type, name string) (reflect.StructField, bool) {
+	f, ok := fieldsOf(t)[name]
+	return f, ok
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.StructField
+
+func fieldsOf(t reflect.Type) map[string]reflect.StructField {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.StructField)
+	}
+	m := map[string]reflect.StructField{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		m[name] = f
+	}
+	fieldCache.Store(t, m)
+	return m
+}
+
+// unknownKey explains an unknown key and suggests the closest known one.
+func (w *walker) unknownKey(mv *ast.MappingValueNode, t reflect.Type, path, name string, known []string) error {
+	if known == nil {
+		for k := range fieldsOf(t) {
+			known = append(known, k)
+		}
+	}
+	sort.Strings(known)
+	msg := fmt.Sprintf("unknown key %q", name)
+	if s := closest(name, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	msg += "; known keys here: " + strings.Join(known, ", ")
+	return w.errf(mv.Key, join(path, name), "%s", msg)
+}
+
+// mapping walks the entries of a mapping onto struct type t.
+func (w *walker) mapping(n, key ast.Node, t reflect.Type, path string) error {
+	es, err := w.entries(n, key, path)
+	if err != nil {
+		return err
+	}
+	seen := map[string]ast.Node{}
+	for _, mv := range es {
+		name, err := w.keyName(mv, path)
+		if err != nil {
+			return err
+		}
+		if err := w.once(seen, mv, path, name); err != nil {
+			return err
+		}
+		f, ok := field(t, name)
+		if !ok {
+			return w.unknownKey(mv, t, path, name, nil)
+		}
+		if err := w.walk(mv.Value, mv.Key, f.Type, join(path, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walk checks node n (written under mapping key key) against type t.
+func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
+	if w.left--; w.left < 0 {
+		return w.errf(n, path, "document too large (more than %d values after expanding aliases)", maxNodes)
+	}
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode, *ast.NullNode, nil:
+		if key != nil {
+			w.rec(path, key)
+		} else {
+			w.rec(path, n)
+		}
+	default:
+		w.rec(path, n)
+	}
+	if _, ok := n.(*ast.TagNode); ok {
+		return w.errf(n, path, "YAML tags (!!type) are not supported; write the plain value")
+	}
+	if n == nil || n.Type() == ast.NullType {
+		at := key
+		if at == nil {
+			at = n
+		}
+		switch t.Kind() {
+		case reflect.Ptr, reflect.Slice, reflect.String:
+			return nil // nil override (preset value), empty list, empty text
+		case reflect.Struct:
+			return w.errf(at, path, "is empty; give its keys or remove it to keep the defaults")
+		}
+		return w.errf(at, path, "has no value")
+	}
+	switch t {
+	case rateType:
+		s, err := w.scalar(n, path, "a rate like 400Gbps")
+		if err != nil {
+			return err
+		}
+		if _, err := units.ParseRate(s); err != nil {
+			return w.errf(n, path, "%v", err)
+		}
+		return nil
+	case sizeType:
+		s, err := w.scalar(n, path, "a size like 64KiB or 8MB")
+		if err != nil {
+			return err
+		}
+		if _, err := units.ParseSize(s); err != nil {
+			return w.errf(n, path, "%v", err)
+		}
+		return nil
+	case durationType:
+		s, err := w.scalar(n, path, "a duration like 1us")
+		if err != nil {
+			return err
+		}
+		if _, err := units.ParseDuration(s); err != nil {
+			return w.errf(n, path, "%v", err)
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Ptr:
+		return w.walk(n, key, t.Elem(), path)
+	case reflect.Struct:
+		return w.mapping(n, key, t, path)
+	case reflect.Slice:
+		seq, ok := n.(*ast.SequenceNode)
+		if !ok {
+			return w.errf(n, path, "needs a list like [a, b], got %s", describe(n))
+		}
+		for i, v := range seq.Values {
+			if err := w.walk(v, nil, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Int, reflect.Int64:
+		in, ok := n.(*ast.IntegerNode)
+		if !ok {
+			return w.errf(n, path, "needs a whole number, got %s", describe(n))
+		}
+		if u, ok := in.Value.(uint64); ok && u > math.MaxInt64 {
+			return w.errf(n, path, "%s is too large", in.GetToken().Value)
+		}
+		return nil
+	case reflect.Uint64:
+		in, ok := n.(*ast.IntegerNode)
+		if !ok {
+			return w.errf(n, path, "needs a whole number, got %s", describe(n))
+		}
+		if i, ok := in.Value.(int64); ok && i < 0 {
+			return w.errf(n, path, "must not be negative")
+		}
+		return nil
+	case reflect.Float64:
+		switch n.(type) {
+		case *ast.IntegerNode, *ast.FloatNode:
+			return nil
+		case *ast.InfinityNode, *ast.NanNode:
+			return w.errf(n, path, "needs a finite number, got %s", describe(n))
+		}
+		return w.errf(n, path, "needs a number, got %s", describe(n))
+	case reflect.Bool:
+		if _, ok := n.(*ast.BoolNode); !ok {
+			return w.errf(n, path, "needs true or false, got %s", describe(n))
+		}
+		return nil
+	case reflect.String:
+		if _, err := w.scalar(n, path, "text"); err != nil {
+			return err
+		}
+		return nil
+	}
+	return w.errf(n, path, "cannot be set from YAML")
+}
+
+// scalar returns the text of a scalar node.
+func (w *walker) scalar(n ast.Node, path, want string) (string, error) {
+	switch v := n.(type) {
+	case *ast.StringNode:
+		return v.Value, nil
+	case *ast.LiteralNode:
+		if v.Value != nil {
+			return v.Value.Value, nil
+		}
+		return "", nil
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
+		if tk := n.GetToken(); tk != nil {
+			return tk.Value, nil
+		}
+	}
+	return "", w.errf(n, path, "needs %s, got %s", want, describe(n))
+}
+
+// describe names a node for messages: the value itself when it is a short
+// scalar, else its kind.
+func describe(n ast.Node) string {
+	if n == nil {
+		return "nothing"
+	}
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.NullNode:
+		return "nothing"
+	case *ast.TagNode:
+		return "a tagged value"
+	case *ast.AnchorNode, *ast.AliasNode:
+		return "an anchor"
+	}
+	if tk := n.GetToken(); tk != nil && len(tk.Value) <= 40 && !strings.ContainsAny(tk.Value, "\r\n") {
+		return fmt.Sprintf("%q", tk.Value)
+	}
+	return "a " + strings.ToLower(n.Type().String())
+}
+
+// closest returns the known name within edit distance 2 of name, if any.
+func closest(name string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(name, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

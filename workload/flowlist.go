@@ -1,0 +1,138 @@
+package workload
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"fabriclab/units"
+)
+
+// FlowSpec is one flow of an explicit flow list: Bytes from host Src to host
+// Dst, starting at Start after the beginning of the run.
+type FlowSpec struct {
+	Src, Dst int
+	Bytes    int64
+	Start    units.Duration
+	// Line is the line of the flow in its file, for error messages.
+	Line int
+}
+
+// maxFlowLine bounds one line of a flow list.
+const maxFlowLine = 64 << 10
+
+// ParseFlowList reads a flow list: one flow per line,
+//
+//	src dst bytes [start]
+//
+// separated by spaces, tabs or commas (so a CSV file works). src and dst are
+// host indices (0-based; the caller checks them against the topology).
+// bytes takes size units (64KiB, 2MB; a bare number is bytes). start takes
+// duration units (10us, 1.5ms); a bare number is in seconds, as in most
+// trace files; it defaults to 0 when left out. '#' starts a comment; blank
+// lines are skipped, and so is a header line "src,dst,bytes,start" before
+// the first flow. Errors read "name:line: message".
+func ParseFlowList(name string, r io.Reader) ([]FlowSpec, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxFlowLine)
+	var flows []FlowSpec
+	line := 0
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
+	}
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+		if len(fields) == 0 {
+			continue
+		}
+		if len(flows) == 0 && isHeader(fields) {
+			continue
+		}
+		if len(fields) < 3 || len(fields) > 4 {
+			return nil, errf("want \"src dst bytes [start]\", got %d fields", len(fields))
+		}
+		f := FlowSpec{Line: line}
+		var err error
+		if f.Src, err = host(fields[0]); err != nil {
+			return nil, errf("src: %v", err)
+		}
+		if f.Dst, err = host(fields[1]); err != nil {
+			return nil, errf("dst: %v", err)
+		}
+		if f.Src == f.Dst {
+			return nil, errf("src and dst are both host %d", f.Src)
+		}
+		b, err := units.ParseSize(fields[2])
+		if err != nil {
+			return nil, errf("bytes: %v", err)
+		}
+		if b <= 0 {
+			return nil, errf("bytes: %q must be more than 0", fields[2])
+		}
+		f.Bytes = int64(b)
+		if len(fields) == 4 {
+			if f.Start, err = start(fields[3]); err != nil {
+				return nil, errf("start: %v", err)
+			}
+		}
+		flows = append(flows, f)
+	}
+	if err := sc.Err(); err != nil {
+		line++
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, errf("line longer than %d bytes", maxFlowLine)
+		}
+		return nil, errf("%v", err)
+	}
+	return flows, nil
+}
+
+func isHeader(fields []string) bool {
+	want := []string{"src", "dst", "bytes", "start"}
+	if len(fields) < 3 || len(fields) > len(want) {
+		return false
+	}
+	for i, f := range fields {
+		if !strings.EqualFold(f, want[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func host(s string) (int, error) {
+	h, err := strconv.Atoi(s)
+	if err != nil || h < 0 {
+		return 0, fmt.Errorf("%q is not a host index (0, 1, 2, …)", s)
+	}
+	return h, nil
+}
+
+// start parses a start time; a bare number is seconds.
+func start(s string) (units.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return 0, fmt.Errorf("%q must be a time of 0 or more", s)
+		}
+		ps := v * float64(units.Second)
+		if ps >= math.MaxInt64/2 {
+			return 0, fmt.Errorf("%q is too large", s)
+		}
+		return units.Duration(math.Round(ps)), nil
+	}
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	return d, nil
+}

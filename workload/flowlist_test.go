@@ -1,0 +1,90 @@
+package workload
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"fabriclab/units"
+)
+
+func TestParseFlowList(t *testing.T) {
+	in := `# a comment
+src,dst,bytes,start
+
+0 1 1500
+1,0,64KiB,10us   # trailing comment
+2	3	2MB	0.5
+3 , 2 , 7 , 1.5ms
+`
+	got, err := ParseFlowList("f.txt", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FlowSpec{
+		{Src: 0, Dst: 1, Bytes: 1500, Start: 0, Line: 4},
+		{Src: 1, Dst: 0, Bytes: 64 << 10, Start: 10 * units.Microsecond, Line: 5},
+		{Src: 2, Dst: 3, Bytes: 2e6, Start: units.Second / 2, Line: 6},
+		{Src: 3, Dst: 2, Bytes: 7, Start: 1500 * units.Microsecond, Line: 7},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d flows, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("flow %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestParseFlowListErrors(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"0 1", "f.txt:1: want \"src dst bytes [start]\", got 2 fields"},
+		{"0 1 2 3 4", "f.txt:1: want"},
+		{"\n\n-1 1 1KB", "f.txt:3: src: \"-1\" is not a host index"},
+		{"0 x 1KB", "f.txt:1: dst: \"x\" is not a host index"},
+		{"0 0 1KB", "f.txt:1: src and dst are both host 0"},
+		{"0 1 0", "f.txt:1: bytes: \"0\" must be more than 0"},
+		{"0 1 1QB", "f.txt:1: bytes: \"1QB\": unknown size unit"},
+		{"0 1 1KB -1", "f.txt:1: start: \"-1\" must be a time of 0 or more"},
+		{"0 1 1KB 5parsecs", "f.txt:1: start: \"5parsecs\": unknown duration unit"},
+		{"0 1 1KB 1e300", "f.txt:1: start: \"1e300\" is too large"},
+		{"0 1 1KB NaN", "f.txt:1: start: \"NaN\" must be a time"},
+		{"0 1 1KB 0\nsrc,dst,bytes,start", "f.txt:2: src: \"src\" is not a host index"},
+		{strings.Repeat("1", maxFlowLine+10), "f.txt:1: line longer than"},
+	}
+	for _, c := range cases {
+		_, err := ParseFlowList("f.txt", strings.NewReader(c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%.40q: err = %v, want prefix %q", c.in, err, c.want)
+		}
+	}
+}
+
+var flowErrRE = regexp.MustCompile(`^f\.txt:\d+: `)
+
+func FuzzParseFlowList(f *testing.F) {
+	for _, s := range []string{
+		"0 1 1MB 0\n1 0 64KiB 10us\n",
+		"src,dst,bytes,start\n0,1,1500,0.001\n",
+		"# c\n\n2 3 2MB # x\n",
+		"0 0 1\n", "0 1 -1\n", "0 1 1e30\n", "1 2 3 4 5\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		flows, err := ParseFlowList("f.txt", strings.NewReader(in))
+		if err != nil {
+			msg := err.Error()
+			if !flowErrRE.MatchString(msg) || strings.ContainsAny(msg, "\r\n") {
+				t.Fatalf("bad error %q", msg)
+			}
+			return
+		}
+		for _, fl := range flows {
+			if fl.Src < 0 || fl.Dst < 0 || fl.Src == fl.Dst || fl.Bytes <= 0 || fl.Start < 0 || fl.Line < 1 {
+				t.Fatalf("invalid flow accepted: %+v", fl)
+			}
+		}
+	})
+}
