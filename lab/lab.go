@@ -121,18 +121,21 @@ func buildDAG(job scenario.Job, hosts int) (*workload.DAG, error) {
 	case "incast":
 		return workload.Incast(hosts, w.Senders, w.Target, size)
 	case "flows":
-		path := w.File
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(job.Dir, path)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		flows, err := workload.ParseFlowList(path, f)
-		if err != nil {
-			return nil, err
+		flows := job.FlowList
+		if flows == nil {
+			// A hand-made Job: read the file the scenario names.
+			path := w.File
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(job.Dir, path)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if flows, err = workload.ParseFlowList(path, f); err != nil {
+				return nil, err
+			}
 		}
 		return workload.Flows(hosts, flows)
 	}

@@ -41,7 +41,7 @@ func ApplySets(f *File, sets []string) error {
 // overrides first and the file position last.
 func blameSets(err error, sets []string, validBefore bool) error {
 	var e *Error
-	if !validBefore || !errors.As(err, &e) || e.Set != "" {
+	if len(sets) == 0 || !validBefore || !errors.As(err, &e) || e.Set != "" {
 		return err
 	}
 	keys := make([]string, 0, len(sets))

@@ -103,7 +103,7 @@ func (a *app) rootCmd() *cobra.Command {
 congestion control, load balancing) running collective workloads, and reports
 collective completion time, algorithm and bus bandwidth, percent of ideal,
 PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
-		Example: `  fabriclab run examples/dcqcn-alltoall.yaml
+		Example: `  fabriclab run examples/alltoall-dcqcn.yaml
   fabriclab validate examples/*.yaml
   fabriclab version`,
 		SilenceUsage:      true,
@@ -211,8 +211,8 @@ are still written (JSON with "interrupted": true) and the exit code is 130.
 A failed job is reported on stderr and the exit code is 1.
 
 Results do not depend on --parallel: each job is deterministic for its seed.`,
-		Example: `  fabriclab run examples/dcqcn-alltoall.yaml
-  fabriclab run --set workload.sizes.to=1GiB --seed 7 examples/dcqcn-alltoall.yaml
+		Example: `  fabriclab run examples/alltoall-dcqcn.yaml
+  fabriclab run --set workload.sizes.to=1GiB --seed 7 examples/alltoall-dcqcn.yaml
   fabriclab run --json results.json --csv results.csv --parallel 4 my-fabric.yaml
   fabriclab run --quiet --json - my-fabric.yaml | jq '.variants[].results[].busbw_gbps'`,
 		Args: func(cmd *cobra.Command, args []string) error {

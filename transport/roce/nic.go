@@ -487,3 +487,17 @@ func (n *NIC) control(k fabric.Kind, ri int32, psn int64) {
 	c.PSN = psn
 	n.port.Enqueue(c)
 }
+
+// SenderRates lists the current DCQCN rate of every QP that still has data
+// to send (for diagnostics and tests).
+func (t *Transport) SenderRates() []units.Rate {
+	var rs []units.Rate
+	for _, n := range t.NICs {
+		for _, q := range n.send {
+			if q.una < q.end {
+				rs = append(rs, q.rp.Rate())
+			}
+		}
+	}
+	return rs
+}
