@@ -24,10 +24,10 @@ type Config struct {
 	// Burst is how many packets a QP sends back to back before the NIC's
 	// round-robin moves to the next QP (real NICs serve work requests in
 	// chunks, which is what makes all-to-all bursty at receivers).
-	Burst int
-	DataPrio    uint8
-	CtrlPrio    uint8
-	DCQCN       DCQCNParams
+	Burst    int
+	DataPrio uint8
+	CtrlPrio uint8
+	DCQCN    DCQCNParams
 }
 
 // ControlWire is the wire size of ACK, NACK and CNP frames: a minimum
@@ -141,7 +141,7 @@ type NIC struct {
 	// (it stays at the front of the round-robin until the burst ends).
 	burstQP   *sendQP
 	burstLeft int
-	C       metrics.Counters
+	C         metrics.Counters
 }
 
 // Name implements fabric.Node.
