@@ -231,6 +231,13 @@ func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.Size
 	s.Run(ctx, progress)
 	r := s.Result()
 	r.WallS = time.Since(wall).Seconds()
+	if c := r.Conservation; !c.OK {
+		// A simulator bug, never the user's: say so loudly.
+		err := fmt.Errorf("byte conservation violated: injected %d ≠ delivered %d + dropped %d + in flight %d",
+			c.InjectedBytes, c.DeliveredBytes, c.DroppedBytes, c.InFlightBytes)
+		r.Error = err.Error()
+		return r, err
+	}
 	if progress != nil {
 		progress(1)
 	}
