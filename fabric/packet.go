@@ -74,6 +74,9 @@ type Pool struct {
 	free *Packet
 	// Live is the number of packets handed out and not yet returned.
 	Live int64
+	// Allocated is how many packets were ever made: the pool's high-water
+	// mark, not a per-packet cost.
+	Allocated int64
 }
 
 // Get returns a zeroed packet.
@@ -81,6 +84,7 @@ func (pl *Pool) Get() *Packet {
 	p := pl.free
 	if p == nil {
 		p = new(Packet)
+		pl.Allocated++
 	} else {
 		pl.free = p.next
 		*p = Packet{}

@@ -202,10 +202,14 @@ func (pt *Port) sendPFC(prio uint8, on bool) {
 	pt.net.Sched.After(d, pt.Peer, arg)
 }
 
-// InFlight adds this port's queued and on-wire bytes and packets.
+// inFlight adds this port's queued and on-wire bytes and packets. A host
+// port's queue holds packets not yet injected (a packet counts as injected
+// when its host starts sending it), so only its wire counts.
 func (pt *Port) inFlight() (bytes, pkts int64) {
-	for i := range pt.queues {
-		pt.queues[i].each(func(p *Packet) { bytes += int64(p.Wire); pkts++ })
+	if !pt.host {
+		for i := range pt.queues {
+			pt.queues[i].each(func(p *Packet) { bytes += int64(p.Wire); pkts++ })
+		}
 	}
 	pt.pipe.each(func(p *Packet) { bytes += int64(p.Wire); pkts++ })
 	return

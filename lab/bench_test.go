@@ -141,13 +141,16 @@ func TestDataPathDoesNotAllocatePerPacket(t *testing.T) {
 		t.Fatal("finished during warm-up: make the workload bigger")
 	}
 	net := sm.Topo.Net
-	pk0, ev0 := net.InjectedPackets, sm.Sched.Executed
+	pk0, ev0, pool0 := net.InjectedPackets, sm.Sched.Executed, net.Pool.Allocated
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m0 := ms.Mallocs
 	sm.Sched.Run(sm.Sched.Now() + window)
 	runtime.ReadMemStats(&ms)
-	allocs := ms.Mallocs - m0
+	// Growth of the packet free list is bounded by the most packets alive at
+	// once (PFC bounds that), not by the packets sent: leave it out.
+	grown := net.Pool.Allocated - pool0
+	allocs := ms.Mallocs - m0 - uint64(grown)
 	pkts := net.InjectedPackets - pk0
 	if sm.Done() {
 		t.Fatal("finished inside the measured window: make the workload bigger")
@@ -156,8 +159,8 @@ func TestDataPathDoesNotAllocatePerPacket(t *testing.T) {
 		t.Fatalf("only %d packets in the window: not a busy enough run", pkts)
 	}
 	per := float64(allocs) / float64(pkts)
-	t.Logf("%d allocations over %d packets, %d events (%.5f allocs/packet)", allocs, pkts, sm.Sched.Executed-ev0, per)
-	if per >= 0.01 {
-		t.Errorf("%.4f allocations per packet, want < 0.01", per)
+	t.Logf("%d allocations (+%d packets added to the pool) over %d packets, %d events (%.5f allocs/packet)", allocs, grown, pkts, sm.Sched.Executed-ev0, per)
+	if per >= 0.002 {
+		t.Errorf("%.4f allocations per packet, want < 0.002", per)
 	}
 }

@@ -209,11 +209,14 @@ func (s *Sim) Done() bool { return s.done == len(s.DAG.Msgs) }
 // Run simulates until every message is delivered, the scenario's time limit
 // passes, or ctx is cancelled.
 func (s *Sim) Run(ctx context.Context, progress Progress) {
-	total := float64(len(s.DAG.Msgs))
+	var total int64
+	for _, m := range s.DAG.Msgs {
+		total += m.Bytes
+	}
 	s.Sched.StopPollEvery = 1 << 14
 	s.Sched.StopHook = func(sim.Time) bool {
-		if progress != nil {
-			progress(float64(s.done) / total)
+		if progress != nil && total > 0 {
+			progress(float64(s.RoCE.DeliveredPayload) / float64(total))
 		}
 		return ctx.Err() != nil
 	}

@@ -9,17 +9,55 @@ import (
 	"fabriclab/units"
 )
 
-// DESIGN.md reproduction 2, the part this model shows: when each sender's
-// rate limiter binds (one QP per NIC, here a 31-to-1 incast at 400G), DCQCN
-// with conservative vendor defaults cuts deep and recovers at 5 Mb/s per
-// 300 µs, so the transfer is several times slower than PFC alone; the tuned
-// presets recover within microseconds and land back at the PFC-only time.
-// (The shipped 32-rank all-to-all does not show the slowdown: with 31 QPs
-// per NIC the NIC stays busy with unthrottled QPs; see the README.)
-func TestReproduction2DCQCNDefaultIsSlowTunedRecovers(t *testing.T) {
+// DESIGN.md reproduction 2 on the shipped example, scaled to 64 MiB per
+// rank: PFC alone gets close to its (ECMP-limited) best with pause frames;
+// DCQCN with the vendor defaults is markedly slower (senders are cut and
+// recover at 5 Mb/s per 300 µs); tuned-final is back at the PFC-only time
+// with fewer pauses and marks.
+func TestReproduction2AllToAllDCQCNTuning(t *testing.T) {
+	f, err := scenario.LoadSets("../examples/alltoall-dcqcn.yaml", []string{"workload.sizes.list=[64MiB]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		cct, pct      float64
+		pauses, marks int64
+	}
+	got := map[string]row{}
+	for _, j := range f.Jobs() {
+		if j.Variant != "pfc-only" && j.Variant != "dcqcn-default" && j.Variant != "tuned-final" {
+			continue
+		}
+		r, err := Run(context.Background(), j, nil)
+		if err != nil || !r.Complete || r.Drops != 0 {
+			t.Fatalf("%s: err=%v complete=%v drops=%d", j.Variant, err, r.Complete, r.Drops)
+		}
+		got[j.Variant] = row{r.CCTS, r.IdealPct, r.PFCPauses, r.ECNMarks}
+		t.Logf("%-14s cct %6.3f ms  %5.1f%% ideal  busbw %5.2f GB/s  pauses %5d  ecn %6d  cnps %6d",
+			j.Variant, r.CCTS*1e3, r.IdealPct, r.BusBWGBps, r.PFCPauses, r.ECNMarks, r.CNPs)
+	}
+	pfc, def, fin := got["pfc-only"], got["dcqcn-default"], got["tuned-final"]
+	if pfc.pauses == 0 || pfc.pct < 75 {
+		t.Errorf("PFC only: %.1f%% of ideal with %d pauses; want ≥ 75%% with pauses", pfc.pct, pfc.pauses)
+	}
+	if def.cct < 1.4*pfc.cct {
+		t.Errorf("DCQCN default (%.3f ms) is not markedly slower than PFC only (%.3f ms)", def.cct*1e3, pfc.cct*1e3)
+	}
+	if fin.cct > 1.05*pfc.cct {
+		t.Errorf("tuned-final (%.3f ms) is not within 5%% of PFC only (%.3f ms)", fin.cct*1e3, pfc.cct*1e3)
+	}
+	if fin.pauses >= pfc.pauses || fin.marks >= pfc.marks {
+		t.Errorf("tuned-final pauses/marks %d/%d not below PFC only's %d/%d", fin.pauses, fin.marks, pfc.pauses, pfc.marks)
+	}
+}
+
+// The same effect at its starkest: in a 31-to-1 incast each sender has one
+// QP, so the rate limiter always binds. Defaults cut deep and recover at
+// 5 Mb/s per 300 µs, so the transfer takes tens of times longer than with
+// PFC alone; tuned-final recovers within microseconds.
+func TestReproduction2IncastDCQCNDefaultStarves(t *testing.T) {
 	res := map[string]float64{}
-	pauses := map[string]int64{}
-	for _, preset := range []string{"off", "default", "tuned-ramp", "tuned-final"} {
+	for _, preset := range []string{"off", "default", "tuned-final"} {
 		s := leafSpine(32, 8, 4)
 		s.Transport.DCQCN.Preset = preset
 		s.Workload = scenario.Workload{Kind: "incast", Senders: 31, Target: 0}
@@ -28,23 +66,18 @@ func TestReproduction2DCQCNDefaultIsSlowTunedRecovers(t *testing.T) {
 			t.Fatalf("%s: complete=%v drops=%d", preset, r.Complete, r.Drops)
 		}
 		res[preset] = r.CCTS
-		pauses[preset] = r.PFCPauses
 		t.Logf("%-12s cct %8.3f ms  %5.1f%% ideal  pauses %4d  ecn %5d  cnps %5d", preset, r.CCTS*1e3, r.IdealPct, r.PFCPauses, r.ECNMarks, r.CNPs)
 		if preset == "off" && (r.IdealPct < 90 || r.PFCPauses == 0) {
 			t.Errorf("PFC only: %.1f%% of ideal with %d pauses; want ≥ 90%% with pauses", r.IdealPct, r.PFCPauses)
 		}
 	}
-	if res["default"] < 3*res["off"] {
+	if res["default"] < 5*res["off"] {
 		t.Errorf("DCQCN default CCT %.3f ms is not several times PFC-only's %.3f ms", res["default"]*1e3, res["off"]*1e3)
-	}
-	if res["tuned-ramp"] >= res["default"] {
-		t.Errorf("tuned-ramp (%.3f ms) does not improve on default (%.3f ms)", res["tuned-ramp"]*1e3, res["default"]*1e3)
 	}
 	if res["tuned-final"] > 1.1*res["off"] {
 		t.Errorf("tuned-final CCT %.3f ms not within 10%% of PFC-only %.3f ms", res["tuned-final"]*1e3, res["off"]*1e3)
 	}
 }
-
 // Every shipped example validates and its smallest configuration runs to
 // completion with bytes conserved.
 func TestShippedExamplesRun(t *testing.T) {

@@ -19,10 +19,12 @@ import "fabriclab/units"
 //     large against fabric RTTs so a timeout is visibly costly), no in-flight
 //     cap, per-packet round-robin between QPs (burst 1), data on priority 3 and CNPs/ACKs on priority 6 (the usual RoCE
 //     lossless class and a higher control class).
-//   - switch: 32 MiB shared buffer; ECN on with kmin 100KB, kmax 400KB,
-//     pmax 0.2 at a 100Gbps reference rate (so 400KB/1.6MB on a 400G port);
-//     PFC on with xoff 256KiB and xon 248KiB (about two packets below xoff)
-//     per ingress port and priority, headroom sized automatically; ECMP.
+//   - switch: 32 MiB shared buffer; ECN on with kmin 50KB, kmax 200KB,
+//     pmax 0.2 at a 100Gbps reference rate (so 200KB/800KB on a 400G port);
+//     PFC on with xoff 512KiB and xon 504KiB (two packets below xoff) per
+//     ingress port and priority, headroom sized automatically; ECMP. ECN
+//     thresholds sit below XOFF so that DCQCN gets marks before PFC pauses,
+//     as RoCE deployment guides prescribe.
 //   - transport: RoCE with the "default" DCQCN preset (vendor factory values).
 //   - workload: nccl-tests-like sweeps multiply by 2 unless told otherwise;
 //     the algorithm defaults per kind (alltoall: direct, allreduce: ring)
@@ -52,15 +54,15 @@ func Defaults() *Scenario {
 			Buffer: 32 * units.MiB,
 			ECN: ECN{
 				Enabled:       true,
-				KMin:          100 * units.KB,
-				KMax:          400 * units.KB,
+				KMin:          50 * units.KB,
+				KMax:          200 * units.KB,
 				PMax:          0.2,
 				ReferenceRate: 100 * units.Gbps,
 			},
 			PFC: PFC{
 				Enabled: true,
-				XOFF:    256 * units.KiB,
-				XON:     248 * units.KiB,
+				XOFF:    512 * units.KiB,
+				XON:     504 * units.KiB,
 			},
 			Forwarding: "ecmp",
 		},

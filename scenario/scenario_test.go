@@ -466,7 +466,7 @@ variants:
 		{"nic={mtu: 2KB, x: 1}", `--set nic: nic.x: unknown key "x"`},
 		{"variants=[]", "--set variants: variants cannot be set"},
 		{"topology.hosts=30", "--set topology.hosts: variant \"a\": 30 hosts do not fill whole leaves"},
-		{"switch.pfc.xoff=100KB", "--set switch.pfc.xoff: variant \"a\": switch.pfc.xon: 248KiB is above xoff 100KB; set xon at or below xoff (see t.yaml:4:11)"},
+		{"switch.pfc.xoff=100KB", "--set switch.pfc.xoff: variant \"a\": switch.pfc.xon: 504KiB is above xoff 100KB; set xon at or below xoff (see t.yaml:4:11)"},
 		{"workload.sizes.list=", "--set workload.sizes.list: variant \"a\": workload.sizes: needs the data sizes"},
 	}
 	for _, b := range bad {

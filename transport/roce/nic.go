@@ -42,6 +42,8 @@ type Transport struct {
 	// OnDelivered is called when the last byte of message msg reaches its
 	// receiver in order.
 	OnDelivered func(msg int32, now sim.Time)
+	// DeliveredPayload counts payload bytes delivered in order (progress).
+	DeliveredPayload int64
 }
 
 // New attaches a RoCE NIC to every host of net.
@@ -454,6 +456,7 @@ func (n *NIC) receiveData(now sim.Time, p *fabric.Packet) {
 	case p.PSN == r.expected:
 		r.expected++
 		r.nacked = false
+		n.t.DeliveredPayload += int64(p.Payload)
 		r.sinceAck++
 		if p.Last {
 			n.t.OnDelivered(p.Msg, now)
