@@ -78,6 +78,7 @@ func TestReproduction2IncastDCQCNDefaultStarves(t *testing.T) {
 		t.Errorf("tuned-final CCT %.3f ms not within 10%% of PFC-only %.3f ms", res["tuned-final"]*1e3, res["off"]*1e3)
 	}
 }
+
 // Every shipped example validates and its smallest configuration runs to
 // completion with bytes conserved.
 func TestShippedExamplesRun(t *testing.T) {
