@@ -86,8 +86,7 @@ func setIngress(pt *Port) {
 // the one that crossed XOFF.
 func AutoHeadroom(rate units.Rate, delay sim.Time, maxWire int64) int64 {
 	rtt := 2*delay + units.SerializationTime(PauseFrameWire, rate)
-	inFlight := int64(float64(rate) * rtt.Seconds() / 8)
-	return inFlight + 2*maxWire
+	return units.BytesIn(rate, rtt) + 2*maxWire
 }
 
 // ConnectHost attaches host h to switch sw with a full-duplex link and

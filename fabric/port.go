@@ -188,9 +188,10 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 }
 
 // sendPFC sends a pause (on=true) or resume for prio to the upstream end of
-// this ingress port. The frame preempts queued data (it is sent right after
-// the packet on the wire) and reaches the peer after one frame time plus
-// the link delay.
+// this ingress port. The frame goes out at once, ahead of queued data and
+// without waiting for a frame this port may be sending (a simplification
+// worth at most one frame time), and reaches the peer after one frame time
+// plus the link delay.
 func (pt *Port) sendPFC(prio uint8, on bool) {
 	arg := uint64(evPFC) | uint64(prio)<<8
 	if on {

@@ -28,9 +28,12 @@ const (
 // BusBWFactor is nccl-tests' factor turning algbw into busbw for n ranks:
 // all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; all
 // others 1 (traffic patterns that are not collectives use 1 as well).
+//
+// With one rank nothing crosses the network: the collectives' factors are 0
+// there, as in nccl-tests.
 func BusBWFactor(c Collective, n int) float64 {
-	if n <= 1 {
-		return 1
+	if n < 1 {
+		n = 1
 	}
 	switch c {
 	case AllReduce:

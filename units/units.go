@@ -270,3 +270,17 @@ func SerializationTime(size Size, r Rate) Duration {
 	}
 	return Duration(q)
 }
+
+// BytesIn is how many whole bytes a link of rate r carries in d (rounded
+// down), computed in integers.
+func BytesIn(r Rate, d Duration) int64 {
+	if r <= 0 || d <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(r), uint64(d))
+	if hi >= 8e12 {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, 8e12)
+	return int64(q)
+}

@@ -170,6 +170,8 @@ type sendQP struct {
 	maxNxt int64 // highest nxt ever reached (PSNs below it are resends)
 
 	nextSend sim.Time
+	lastSent sim.Time // when the last data packet went out
+	lastWire int32    // and its wire size (for re-pacing on a rate change)
 	inActive bool
 	heapIdx  int // 1 + index in the NIC's waiting heap, 0 if not there
 
@@ -259,14 +261,25 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 		}
 		return p
 	}
-	if n.waiting.len() > 0 {
-		at := n.waiting.min().nextSend
-		if n.wakeAt == 0 || at < n.wakeAt {
-			n.wakeAt = at
-			n.t.net.Sched.At(at, n, 0)
-		}
-	}
+	n.scheduleWake(now)
 	return nil
+}
+
+// scheduleWake makes sure the NIC looks again when the earliest
+// rate-limited QP may send.
+func (n *NIC) scheduleWake(now sim.Time) {
+	if n.waiting.len() == 0 {
+		return
+	}
+	at := n.waiting.min().nextSend
+	if at <= now {
+		n.port.Kick()
+		return
+	}
+	if n.wakeAt == 0 || at < n.wakeAt {
+		n.wakeAt = at
+		n.t.net.Sched.At(at, n, 0)
+	}
 }
 
 // OnEvent implements sim.Handler: the wake-up for rate-limited QPs.
@@ -306,17 +319,14 @@ func (q *sendQP) packet(now sim.Time) *fabric.Packet {
 	if q.nxt > m.last && q.cur < len(q.msgs)-1 {
 		q.cur++
 	}
-	// Pacing: the rate limiter lets the next packet go one frame time at the
-	// QP's current rate after this one.
-	if r := q.rp.Rate(); r < n.lineRate {
-		q.nextSend = now + units.SerializationTime(units.Size(p.Wire), r)
-	} else {
-		q.nextSend = now
-	}
 	if cfg.DCQCN.Enabled {
 		q.rp.OnSent(now, units.Size(p.Wire))
 		q.armDCQCN()
 	}
+	// Pacing: the rate limiter lets the next packet go one frame time at the
+	// QP's current rate after this one.
+	q.lastSent, q.lastWire = now, p.Wire
+	q.nextSend = q.paced()
 	q.armRTO(now)
 	return p
 }
@@ -372,6 +382,29 @@ func (q *sendQP) OnEvent(now sim.Time, arg uint64) {
 		q.dcqcnAt = -1
 		q.rp.Advance(now)
 		q.armDCQCN()
+		q.repace(now)
+	}
+}
+
+// paced is when the rate limiter lets the packet after the last one go.
+func (q *sendQP) paced() sim.Time {
+	if r := q.rp.Rate(); r < q.nic.lineRate {
+		return q.lastSent + units.SerializationTime(units.Size(q.lastWire), r)
+	}
+	return q.lastSent
+}
+
+// repace applies a rate increase to a QP already waiting for its next
+// send time, as a token-bucket limiter would: the wait is recomputed at the
+// new rate instead of running out at the old one.
+func (q *sendQP) repace(now sim.Time) {
+	if q.heapIdx == 0 {
+		return
+	}
+	if next := q.paced(); next < q.nextSend {
+		q.nextSend = next
+		q.nic.waiting.up(q.heapIdx - 1)
+		q.nic.scheduleWake(now)
 	}
 }
 

@@ -66,6 +66,11 @@ func (h *qpHeap) push(q *sendQP) {
 	h.h = append(h.h, q)
 	i := len(h.h) - 1
 	q.heapIdx = i + 1
+	h.up(i)
+}
+
+// up restores the order after the key of element i decreased.
+func (h *qpHeap) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !h.less(i, p) {

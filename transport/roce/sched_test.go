@@ -51,3 +51,17 @@ func TestQPHeapOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestQPHeapUpAfterDecrease(t *testing.T) {
+	var h qpHeap
+	qs := make([]*sendQP, 6)
+	for i := range qs {
+		qs[i] = &sendQP{idx: int32(i), nextSend: sim.Time(100 + 10*i)}
+		h.push(qs[i])
+	}
+	qs[5].nextSend = 5
+	h.up(qs[5].heapIdx - 1)
+	if h.min() != qs[5] {
+		t.Fatalf("min is QP %d", h.min().idx)
+	}
+}
