@@ -114,17 +114,24 @@ func (s *Switch) drop(p *Packet, in *Port) {
 }
 
 func (s *Switch) route(p *Packet) *Port {
-	if int(p.Dst) >= len(s.Next) {
+	return s.NextHop(p.Src, p.Dst, p.SrcQP, p.DstQP)
+}
+
+// NextHop is the egress port this switch picks for a packet of the given
+// 5-tuple (nil when dst is unreachable). Analyses use it to follow a flow's
+// exact path.
+func (s *Switch) NextHop(src, dst, sqp, dqp int32) *Port {
+	if int(dst) >= len(s.Next) || dst < 0 {
 		return nil
 	}
-	g := s.Next[p.Dst]
+	g := s.Next[dst]
 	switch len(g) {
 	case 0:
 		return nil
 	case 1:
 		return g[0]
 	}
-	h := FlowHash(p.Src, p.Dst, p.SrcQP, p.DstQP, s.HashSeed)
+	h := FlowHash(src, dst, sqp, dqp, s.HashSeed)
 	return g[h%uint64(len(g))]
 }
 

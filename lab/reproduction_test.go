@@ -33,8 +33,8 @@ func TestReproduction2AllToAllDCQCNTuning(t *testing.T) {
 			t.Fatalf("%s: err=%v complete=%v drops=%d", j.Variant, err, r.Complete, r.Drops)
 		}
 		got[j.Variant] = row{r.CCTS, r.IdealPct, r.PFCPauses, r.ECNMarks}
-		t.Logf("%-14s cct %6.3f ms  %5.1f%% ideal  busbw %5.2f GB/s  pauses %5d  ecn %6d  cnps %6d",
-			j.Variant, r.CCTS*1e3, r.IdealPct, r.BusBWGBps, r.PFCPauses, r.ECNMarks, r.CNPs)
+		t.Logf("%-14s cct %6.3f ms  %5.1f%% ideal  %5.1f%% routed ideal  busbw %5.2f GB/s  pauses %5d  ecn %6d  cnps %6d",
+			j.Variant, r.CCTS*1e3, r.IdealPct, r.RoutedIdealPct, r.BusBWGBps, r.PFCPauses, r.ECNMarks, r.CNPs)
 	}
 	pfc, def, fin := got["pfc-only"], got["dcqcn-default"], got["tuned-final"]
 	if pfc.pauses == 0 || pfc.pct < 75 {

@@ -67,6 +67,7 @@ func (s *Sim) Result() metrics.SizeResult {
 		r.RankDoneS[i] = t.Seconds()
 	}
 	r.IdealS = s.IdealTime().Seconds()
+	r.RoutedIdealS = s.RoutedIdealTime().Seconds()
 
 	// Counters: every port, then every NIC's transport counters.
 	for _, pt := range s.Topo.Net.Ports {
@@ -177,6 +178,36 @@ func (s *Sim) IdealTime() sim.Time {
 		}
 		consider(up[sw], cap)
 		consider(down[sw], cap)
+	}
+	return worst
+}
+
+// RoutedIdealTime is the most loaded link's payload divided by its rate,
+// with every message placed on the path its QP's 5-tuple really hashes to.
+// It is at least IdealTime; equal on a fabric where routing spreads load
+// perfectly.
+func (s *Sim) RoutedIdealTime() sim.Time {
+	load := make(map[*fabric.Port]int64)
+	for i, m := range s.DAG.Msgs {
+		src, dst, sqp, dqp := s.RoCE.Tuple(s.qps[i])
+		pt := s.Topo.Net.HostPorts[src]
+		for hop := 0; pt != nil && hop < 64; hop++ {
+			load[pt] += m.Bytes
+			sw, ok := pt.Peer.Owner.(*fabric.Switch)
+			if !ok {
+				break
+			}
+			pt = sw.NextHop(src, dst, sqp, dqp)
+		}
+	}
+	var worst sim.Time
+	for pt, b := range load {
+		if t := units.SerializationTime(units.Size(b), pt.Rate); t > worst {
+			worst = t
+		}
+	}
+	if it := s.IdealTime(); it > worst {
+		worst = it
 	}
 	return worst
 }

@@ -152,6 +152,11 @@ type SizeResult struct {
 	BusBWGBps   float64 `json:"busbw_gbps"`
 	IdealS      float64 `json:"ideal_s"`
 	IdealPct    float64 `json:"ideal_pct"`
+	// RoutedIdealS is the same bound over the links the flows really take
+	// (the ECMP hash as configured): the gap between IdealS and RoutedIdealS
+	// is what static load balancing costs before any queueing.
+	RoutedIdealS   float64 `json:"routed_ideal_s"`
+	RoutedIdealPct float64 `json:"routed_ideal_pct"`
 	PFCPauses   int64   `json:"pfc_pauses"`
 	ECNMarks    int64   `json:"ecn_marks"`
 	Drops       int64   `json:"drops"`
@@ -193,5 +198,6 @@ func (r *SizeResult) Finish(c Collective) {
 		r.AlgBWGBps = float64(r.SizeBytes) / r.CCTS / 1e9
 		r.BusBWGBps = r.AlgBWGBps * BusBWFactor(c, r.Ranks)
 		r.IdealPct = 100 * r.IdealS / r.CCTS
+		r.RoutedIdealPct = 100 * r.RoutedIdealS / r.CCTS
 	}
 }

@@ -80,7 +80,7 @@ func WriteJSON(w io.Writer, o Output) error {
 var CSVHeader = []string{
 	"variant", "size_bytes", "ranks", "cct_s", "algbw_gbps", "busbw_gbps",
 	"ideal_s", "ideal_pct", "pfc_pauses", "ecn_marks", "drops", "retransmits",
-	"cnps", "timeouts", "complete",
+	"cnps", "timeouts", "complete", "routed_ideal_s", "routed_ideal_pct",
 }
 
 // WriteCSV writes one row per variant × size, in variant order and by size.
@@ -98,6 +98,7 @@ func WriteCSV(w io.Writer, o Output) error {
 				v.Name, i(r.SizeBytes), strconv.Itoa(r.Ranks), f(r.CCTS), f(r.AlgBWGBps), f(r.BusBWGBps),
 				f(r.IdealS), f(r.IdealPct), i(r.PFCPauses), i(r.ECNMarks), i(r.Drops), i(r.Retransmits),
 				i(r.CNPs), i(r.Timeouts), strconv.FormatBool(r.Complete),
+				f(r.RoutedIdealS), f(r.RoutedIdealPct),
 			}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -120,6 +121,7 @@ var tableCols = []struct {
 	{"busbw", "(GB/s)", 6},
 	{"%ideal", "", 6},
 	{"ideal", "(us)", 8},
+	{"%route", "", 6},
 	{"pfc", "", 7},
 	{"ecn", "", 7},
 	{"drops", "", 6},
@@ -129,9 +131,9 @@ var tableCols = []struct {
 // WriteTable writes one variant as an nccl-tests-style table:
 //
 //	# variant: tuned-final  (alltoall, 32 ranks)
-//	#        size             time   algbw   busbw  %ideal     ideal      pfc      ecn   drops    retx
+//	#        size             time   algbw   busbw  %ideal     ideal  %route      pfc      ecn   drops    retx
 //	#         (B)             (us)  (GB/s)  (GB/s)              (us)
-//	      8388608  8MiB      233.0   36.00   34.87    97.0     226.0       12      345       0       0
+//	      8388608  8MiB      233.0   36.00   34.87    97.0     226.0    97.0       12      345       0       0
 //	# Avg bus bandwidth    : 34.87 GB/s
 //
 // Rows are ordered by size; times are in microseconds with nccl-tests'
@@ -184,6 +186,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 			fmt.Sprintf("%.2f", r.BusBWGBps),
 			fmt.Sprintf("%.1f", r.IdealPct),
 			usec(r.IdealS),
+			fmt.Sprintf("%.1f", r.RoutedIdealPct),
 			strconv.FormatInt(r.PFCPauses, 10),
 			strconv.FormatInt(r.ECNMarks, 10),
 			strconv.FormatInt(r.Drops, 10),

@@ -27,7 +27,7 @@ func sample() Output {
 			{Name: "default", Collective: "alltoall", Results: []metrics.SizeResult{
 				{SizeBytes: 64 << 30, Ranks: 32, CCTS: 1.5, AlgBWGBps: 45.81, BusBWGBps: 44.38, IdealS: 1.4, IdealPct: 93.3, PFCPauses: 1234567, ECNMarks: 3456789, Retransmits: 4, Complete: false},
 				{SizeBytes: 1000, Ranks: 32, Error: "build failed:\nno route"},
-				{SizeBytes: 4096, Ranks: 32, CCTS: 0.0000123, AlgBWGBps: 0.33, BusBWGBps: 0.32, IdealS: 0.00001, IdealPct: 81.3, Complete: true},
+				{SizeBytes: 4096, Ranks: 32, CCTS: 0.0000123, AlgBWGBps: 0.33, BusBWGBps: 0.32, IdealS: 0.00001, IdealPct: 81.3, RoutedIdealS: 0.000011, RoutedIdealPct: 89.4, Complete: true},
 			}},
 		},
 	}
@@ -39,18 +39,18 @@ func TestWriteTableGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `# variant: pfc-only  (alltoall, 32 ranks)
-#        size             time   algbw   busbw  %ideal     ideal      pfc      ecn   drops    retx
+#        size             time   algbw   busbw  %ideal     ideal  %route      pfc      ecn   drops    retx
 #         (B)             (us)  (GB/s)  (GB/s)              (us)
-      8388608  8MiB      233.0   36.00   34.87    97.0     226.0       12      345       0       0
-     16777216  16MiB     466.0   36.00   34.87    97.0     452.0       12     3456       0       0
+      8388608  8MiB      233.0   36.00   34.87    97.0     226.0     0.0       12      345       0       0
+     16777216  16MiB     466.0   36.00   34.87    97.0     452.0     0.0       12     3456       0       0
 # Avg bus bandwidth    : 34.87 GB/s
 
 # variant: default  (alltoall, 32 ranks)
-#        size             time   algbw   busbw  %ideal     ideal      pfc      ecn   drops    retx
+#        size             time   algbw   busbw  %ideal     ideal  %route      pfc      ecn   drops    retx
 #         (B)             (us)  (GB/s)  (GB/s)              (us)
          1000  1KB  ! build failed: no route
-         4096  4KiB      12.30    0.33    0.32    81.3     10.00        0        0       0       0
-  68719476736  64GiB   1500000   45.81   44.38    93.3   1400000  1234567  3456789       0       4 *
+         4096  4KiB      12.30    0.33    0.32    81.3     10.00    89.4        0        0       0       0
+  68719476736  64GiB   1500000   45.81   44.38    93.3   1400000     0.0  1234567  3456789       0       4 *
 # * incomplete: time limit reached or interrupted; numbers describe a partial run
 # ! failed: the job returned an error
 # Avg bus bandwidth    : 0.32 GB/s (over 1 of 3 sizes)
@@ -150,7 +150,7 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(recs[0], ","); got != "variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete" {
+	if got := strings.Join(recs[0], ","); got != "variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct" {
 		t.Errorf("header = %s", got)
 	}
 	if len(recs) != 1+5 {
@@ -162,7 +162,7 @@ func TestWriteCSV(t *testing.T) {
 			t.Errorf("row %d = %s, want %s", i+1, got, w)
 		}
 	}
-	if got := strings.Join(recs[1], ","); got != "pfc-only,8388608,32,0.000233,36,34.87,0.000226,97,12,345,0,0,0,0,true" {
+	if got := strings.Join(recs[1], ","); got != "pfc-only,8388608,32,0.000233,36,34.87,0.000226,97,12,345,0,0,0,0,true,0,0" {
 		t.Errorf("row 1 = %s", got)
 	}
 	if recs[5][14] != "false" {

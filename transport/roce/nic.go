@@ -100,6 +100,13 @@ func (t *Transport) Connect(src, dst int) QP {
 	return QP{Src: int32(src), Dst: int32(dst), idx: si}
 }
 
+// Tuple is the 5-tuple fields a data packet of qp carries (source and
+// destination host and QP numbers), which is what ECMP hashes.
+func (t *Transport) Tuple(qp QP) (src, dst, sqp, dqp int32) {
+	q := t.NICs[qp.Src].send[qp.idx]
+	return qp.Src, qp.Dst, q.idx, q.peer
+}
+
 // Post queues a message of bytes on qp; msg is the caller's id reported by
 // OnDelivered.
 func (t *Transport) Post(qp QP, msg int32, bytes int64) {
