@@ -141,7 +141,8 @@ func (s *Sim) AloneFCT(src, dst int, bytes int64) sim.Time {
 // IdealTime is the payload the workload forces through the most loaded
 // link divided by that link's rate: each host's NIC (send and receive), and
 // each edge switch's uplinks taken together (traffic leaving or entering
-// the edge). On a non-blocking fabric this is the NIC bound.
+// the edge). On a non-blocking fabric this is the NIC bound. Messages with
+// a late earliest start add their start to their own serialization.
 func (s *Sim) IdealTime() sim.Time {
 	tp := s.Topo
 	tx := make([]int64, tp.Hosts)
@@ -168,6 +169,16 @@ func (s *Sim) IdealTime() sim.Time {
 		r := tp.Net.HostPorts[h].Rate
 		consider(tx[h], r)
 		consider(rx[h], r)
+	}
+	// A message that may not start before At cannot end before At plus its
+	// own serialization (replayed flow lists start flows late).
+	for _, m := range s.DAG.Msgs {
+		if m.At > 0 {
+			r := min(tp.Net.HostPorts[m.Src].Rate, tp.Net.HostPorts[m.Dst].Rate)
+			if t := m.At + units.SerializationTime(units.Size(m.Bytes), r); t > worst {
+				worst = t
+			}
+		}
 	}
 	for _, sw := range tp.Net.Switches {
 		var cap units.Rate
