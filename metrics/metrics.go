@@ -145,24 +145,24 @@ func Summarize(xs []float64) Percentiles {
 // SizeResult is one row of the nccl-tests-style table: one data size of one
 // variant. Field names are the documented output contract.
 type SizeResult struct {
-	SizeBytes   int64   `json:"size_bytes"`
-	Ranks       int     `json:"ranks"`
-	CCTS        float64 `json:"cct_s"`
-	AlgBWGBps   float64 `json:"algbw_gbps"`
-	BusBWGBps   float64 `json:"busbw_gbps"`
-	IdealS      float64 `json:"ideal_s"`
-	IdealPct    float64 `json:"ideal_pct"`
+	SizeBytes int64   `json:"size_bytes"`
+	Ranks     int     `json:"ranks"`
+	CCTS      float64 `json:"cct_s"`
+	AlgBWGBps float64 `json:"algbw_gbps"`
+	BusBWGBps float64 `json:"busbw_gbps"`
+	IdealS    float64 `json:"ideal_s"`
+	IdealPct  float64 `json:"ideal_pct"`
 	// RoutedIdealS is the same bound over the links the flows really take
 	// (the ECMP hash as configured): the gap between IdealS and RoutedIdealS
 	// is what static load balancing costs before any queueing.
 	RoutedIdealS   float64 `json:"routed_ideal_s"`
 	RoutedIdealPct float64 `json:"routed_ideal_pct"`
-	PFCPauses   int64   `json:"pfc_pauses"`
-	ECNMarks    int64   `json:"ecn_marks"`
-	Drops       int64   `json:"drops"`
-	Retransmits int64   `json:"retransmits"`
-	CNPs        int64   `json:"cnps"`
-	Timeouts    int64   `json:"timeouts"`
+	PFCPauses      int64   `json:"pfc_pauses"`
+	ECNMarks       int64   `json:"ecn_marks"`
+	Drops          int64   `json:"drops"`
+	Retransmits    int64   `json:"retransmits"`
+	CNPs           int64   `json:"cnps"`
+	Timeouts       int64   `json:"timeouts"`
 	// Complete is false when the run was interrupted or hit its time limit
 	// before every flow finished; the numbers then describe a partial run.
 	Complete bool   `json:"complete"`
