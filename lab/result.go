@@ -69,11 +69,22 @@ func (s *Sim) Result() metrics.SizeResult {
 	r.IdealS = s.IdealTime().Seconds()
 	r.RoutedIdealS = s.RoutedIdealTime().Seconds()
 
-	// Counters: every port, then every NIC's transport counters.
+	// Counters: every port, then every NIC's transport counters. A host's
+	// entry in the per-port list carries its NIC's counters too.
+	nicOf := make(map[*fabric.Port]int, len(s.Topo.Net.HostPorts))
+	for h, pt := range s.Topo.Net.HostPorts {
+		nicOf[pt] = h
+	}
 	for _, pt := range s.Topo.Net.Ports {
 		c := pt.Counters(now)
 		r.Totals.Add(c)
-		if s.Job.Spec.Sim.PortCounters && (c.TxPackets > 0 || c.PFCPausesRecv > 0 || c.Drops > 0) {
+		if !s.Job.Spec.Sim.PortCounters {
+			continue
+		}
+		if h, ok := nicOf[pt]; ok {
+			c.Add(s.RoCE.NICs[h].C)
+		}
+		if c.TxPackets > 0 || c.PFCPausesRecv > 0 || c.Drops > 0 {
 			node, peer := fabric.PortName(pt)
 			r.Ports = append(r.Ports, metrics.PortCounters{Node: node, Peer: peer, Tier: pt.Tier, Counters: c})
 		}
