@@ -22,6 +22,12 @@ type Message struct {
 	// Channel selects the connection: messages with the same (Src, Dst,
 	// Channel) share one QP and are sent in the order they are released.
 	Channel int32
+	// Marker is a zero-byte bookkeeping message (Src = Dst, Bytes = 0): it
+	// moves nothing and completes the moment its dependencies are done. It
+	// joins many messages into one dependency (all the chunk/channel pieces
+	// of one transfer, or everything a rank did in one iteration) so that
+	// dependents need one edge instead of one per piece.
+	Marker bool
 	// At is the earliest start (offset from time 0).
 	At sim.Time
 }
@@ -36,6 +42,23 @@ type DAG struct {
 	Size int64
 	// RankHost maps rank → host.
 	RankHost []int
+	// Root is the root rank of a rooted collective (broadcast, reduce,
+	// gather, scatter); 0 otherwise.
+	Root int
+	// Blocks is how many logical data blocks the annotated payloads index
+	// (see Payload); 0 when the DAG was not built by Build.
+	Blocks int
+
+	// Iters lists the copies of the collective in a Build with warmup
+	// and/or several iterations, in order, each a contiguous range of
+	// message indices. Nil for the single-shot constructors.
+	Iters []IterSpan
+	// Iteration gives each message's iteration index (warmups −W…−1, then
+	// 0…I−1); nil when the DAG holds one copy (every message is iteration 0).
+	Iteration []int32
+	// Payloads records what data each message moves (parallel to Msgs);
+	// filled only by Build with Spec.Annotate set.
+	Payloads []Payload
 
 	Msgs []Message
 	// DepCount[i] is how many messages i waits for.
@@ -59,8 +82,13 @@ func (d *DAG) Add(m Message, deps ...int32) int32 {
 }
 
 // Finish builds the successor lists; call it once after the last Add.
+// A DAG without any dependency keeps no successor table at all.
 func (d *DAG) Finish() {
 	n := len(d.Msgs)
+	if len(d.deps) == 0 {
+		d.succStart, d.succ, d.deps = nil, nil, nil
+		return
+	}
 	d.succStart = make([]int32, n+1)
 	for _, e := range d.deps {
 		d.succStart[e[0]+1]++
@@ -68,17 +96,23 @@ func (d *DAG) Finish() {
 	for i := 0; i < n; i++ {
 		d.succStart[i+1] += d.succStart[i]
 	}
+	// Place each edge at its source's next free slot; pos starts as a copy
+	// of the row starts and walks forward (edges keep their Add order).
 	d.succ = make([]int32, len(d.deps))
-	fill := make([]int32, n)
+	pos := make([]int32, n)
+	copy(pos, d.succStart[:n])
 	for _, e := range d.deps {
-		d.succ[d.succStart[e[0]]+fill[e[0]]] = e[1]
-		fill[e[0]]++
+		d.succ[pos[e[0]]] = e[1]
+		pos[e[0]]++
 	}
 	d.deps = nil
 }
 
 // Successors lists the messages that wait for message i.
 func (d *DAG) Successors(i int32) []int32 {
+	if d.succStart == nil {
+		return nil
+	}
 	return d.succ[d.succStart[i]:d.succStart[i+1]]
 }
 
