@@ -111,11 +111,23 @@ func buildDAG(job scenario.Job, hosts int) (*workload.DAG, error) {
 		ranks = hosts
 	}
 	size := int64(job.Size)
+	if workload.Algorithms(w.Kind) != nil {
+		d, err := workload.Build(workload.Spec{
+			Collective: w.Kind, Algorithm: w.Algorithm, Ranks: ranks, Size: size, Root: w.Root,
+			ChunkSize: int64(w.MessageSize), QPs: w.QPs, Seed: job.Seed,
+			Iterations: w.Iterations, Warmup: w.Warmup,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i := range d.Msgs {
+			if m := &d.Msgs[i]; !m.Marker && m.Src == m.Dst {
+				return nil, fmt.Errorf("ranks %d and %d share host %d: intra-host transfers are not modelled yet", m.SrcRank, m.DstRank, m.Src)
+			}
+		}
+		return d, nil
+	}
 	switch w.Kind {
-	case "alltoall":
-		return workload.AllToAll(ranks, size, sim.NewRNG(job.Seed, "alltoall"))
-	case "allreduce":
-		return workload.RingAllReduce(ranks, size)
 	case "permutation":
 		return workload.Permutation(ranks, size, sim.NewRNG(job.Seed, "permutation"))
 	case "incast":
@@ -155,6 +167,9 @@ func (s *Sim) connect() {
 		s.start[i], s.end[i] = -1, -1
 	}
 	for i, m := range d.Msgs {
+		if m.Marker {
+			continue // bookkeeping only: no connection, completes at once
+		}
 		k := key{m.Src, m.Dst, m.Channel}
 		qp, ok := qpOf[k]
 		if !ok {
@@ -179,6 +194,10 @@ func (s *Sim) release(i int32) {
 		return
 	}
 	s.start[i] = now
+	if m.Marker {
+		s.delivered(i, now)
+		return
+	}
 	s.RoCE.Post(s.qps[i], i, m.Bytes)
 }
 

@@ -14,7 +14,6 @@ func (s *Sim) Result() metrics.SizeResult {
 	r := metrics.SizeResult{
 		SizeBytes: d.Size,
 		Ranks:     d.Ranks,
-		Flows:     len(d.Msgs),
 		Complete:  s.Done(),
 		Events:    s.Sched.Executed,
 		SimEndS:   now.Seconds(),
@@ -29,15 +28,19 @@ func (s *Sim) Result() metrics.SizeResult {
 		if st >= 0 && (first < 0 || st < first) {
 			first = st
 		}
+		if en > last {
+			last = en
+		}
+		if m.Marker {
+			continue // bookkeeping, not a flow
+		}
+		r.Flows++
 		if en < 0 {
 			if record {
 				r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
 					SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(), EndS: -1})
 			}
 			continue
-		}
-		if en > last {
-			last = en
 		}
 		if int(m.DstRank) < len(rankDone) && en > rankDone[m.DstRank] {
 			rankDone[m.DstRank] = en
@@ -60,14 +63,27 @@ func (s *Sim) Result() metrics.SizeResult {
 		last = now
 	}
 	r.CCTS = (last - first).Seconds()
+	// With iterations, CCT is the mean of the measured ones (as nccl-tests
+	// reports the average time), each from its first start to its last
+	// delivery.
+	if its := s.iterationTimes(); len(its) > 0 {
+		r.IterationsS = its
+		r.Iterations = len(its)
+		r.IterCCT = metrics.Summarize(append([]float64(nil), its...))
+		if r.Complete {
+			r.CCTS = r.IterCCT.Mean
+		}
+	}
 	r.FCT = metrics.Summarize(fcts)
 	r.Slowdown = metrics.Summarize(slows)
 	r.RankDoneS = make([]float64, len(rankDone))
 	for i, t := range rankDone {
 		r.RankDoneS[i] = t.Seconds()
 	}
-	r.IdealS = s.IdealTime().Seconds()
-	r.RoutedIdealS = s.RoutedIdealTime().Seconds()
+	copies := float64(max(len(d.Iters), 1))
+	r.IdealS = s.IdealTime().Seconds() / copies
+	r.RoutedIdealS = s.RoutedIdealTime().Seconds() / copies
+	r.CollectiveIdealS = s.CollectiveIdeal().Seconds()
 
 	// Counters: every port, then every NIC's transport counters. A host's
 	// entry in the per-port list carries its NIC's counters too.
@@ -232,4 +248,60 @@ func (s *Sim) RoutedIdealTime() sim.Time {
 		worst = it
 	}
 	return worst
+}
+
+// iterationTimes is the duration of every measured iteration that
+// finished (nil when the DAG is a single copy).
+func (s *Sim) iterationTimes() []float64 {
+	var out []float64
+	for _, it := range s.DAG.Iters {
+		if it.Index < 0 || len(s.DAG.Iters) == 1 {
+			continue
+		}
+		first, last := sim.Time(-1), sim.Time(-1)
+		done := true
+		for i := it.Start; i < it.End; i++ {
+			st, en := s.start[i], s.end[i]
+			if st >= 0 && (first < 0 || st < first) {
+				first = st
+			}
+			if en < 0 {
+				done = false
+				break
+			}
+			last = max(last, en)
+		}
+		if done && first >= 0 {
+			out = append(out, (last - first).Seconds())
+		}
+	}
+	return out
+}
+
+// CollectiveIdeal is the algorithm-independent bound of a collective: the
+// time at which its bus bandwidth would equal the slowest participating
+// NIC's rate (factor × S / rate). Traffic patterns have no such formula:
+// their IdealTime is used.
+func (s *Sim) CollectiveIdeal() sim.Time {
+	d := s.DAG
+	f := metrics.BusBWFactor(d.Collective, d.Ranks)
+	if !isCollective(d.Collective) || f == 0 {
+		return s.IdealTime() / sim.Time(max(len(d.Iters), 1))
+	}
+	var rate units.Rate
+	for _, h := range d.RankHost {
+		if r := s.Topo.Net.HostPorts[h].Rate; rate == 0 || r < rate {
+			rate = r
+		}
+	}
+	bytes := units.Size(f * float64(d.Size))
+	return units.SerializationTime(bytes, rate)
+}
+
+func isCollective(c metrics.Collective) bool {
+	switch c {
+	case metrics.Permutation, metrics.Incast, metrics.FlowList:
+		return false
+	}
+	return true
 }

@@ -19,6 +19,8 @@ const (
 	AllToAll      Collective = "alltoall"
 	Broadcast     Collective = "broadcast"
 	Reduce        Collective = "reduce"
+	Gather        Collective = "gather"
+	Scatter       Collective = "scatter"
 	SendRecv      Collective = "sendrecv"
 	Permutation   Collective = "permutation"
 	Incast        Collective = "incast"
@@ -26,8 +28,9 @@ const (
 )
 
 // BusBWFactor is nccl-tests' factor turning algbw into busbw for n ranks:
-// all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; all
-// others 1 (traffic patterns that are not collectives use 1 as well).
+// all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all, gather,
+// scatter (n−1)/n; broadcast, reduce, send/recv 1 (traffic patterns that are
+// not collectives use 1 as well).
 //
 // With one rank nothing crosses the network: the collectives' factors are 0
 // there, as in nccl-tests.
@@ -38,7 +41,7 @@ func BusBWFactor(c Collective, n int) float64 {
 	switch c {
 	case AllReduce:
 		return 2 * float64(n-1) / float64(n)
-	case AllGather, ReduceScatter, AllToAll:
+	case AllGather, ReduceScatter, AllToAll, Gather, Scatter:
 		return float64(n-1) / float64(n)
 	}
 	return 1
@@ -152,6 +155,12 @@ type SizeResult struct {
 	BusBWGBps float64 `json:"busbw_gbps"`
 	IdealS    float64 `json:"ideal_s"`
 	IdealPct  float64 `json:"ideal_pct"`
+	// CollectiveIdealS is the algorithm-independent bound: the time at which
+	// busbw would equal the NIC rate (nccl-tests' factor × S / rate). IdealS
+	// is the algorithm's own bound (its busiest link); for traffic patterns
+	// the two are equal.
+	CollectiveIdealS   float64 `json:"collective_ideal_s"`
+	CollectiveIdealPct float64 `json:"collective_ideal_pct"`
 	// RoutedIdealS is the same bound over the links the flows really take
 	// (the ECMP hash as configured): the gap between IdealS and RoutedIdealS
 	// is what static load balancing costs before any queueing.
@@ -168,6 +177,11 @@ type SizeResult struct {
 	Complete bool   `json:"complete"`
 	Error    string `json:"error,omitempty"`
 
+	// Iterations measured (after warmup), each iteration's time, and their
+	// distribution; CCTS is then the mean.
+	Iterations   int            `json:"iterations,omitempty"`
+	IterationsS  []float64      `json:"iterations_s,omitempty"`
+	IterCCT      Percentiles    `json:"iteration_cct_s"`
 	Flows        int            `json:"flows"`
 	FCT          Percentiles    `json:"fct_s"`
 	Slowdown     Percentiles    `json:"slowdown"`
@@ -199,5 +213,6 @@ func (r *SizeResult) Finish(c Collective) {
 		r.BusBWGBps = r.AlgBWGBps * BusBWFactor(c, r.Ranks)
 		r.IdealPct = 100 * r.IdealS / r.CCTS
 		r.RoutedIdealPct = 100 * r.RoutedIdealS / r.CCTS
+		r.CollectiveIdealPct = 100 * r.CollectiveIdealS / r.CCTS
 	}
 }

@@ -21,6 +21,8 @@ func TestBusBWFactorMatchesNCCLTests(t *testing.T) {
 		{AllGather, 2, 0.5}, {AllGather, 8, 0.875}, {AllGather, 32, 31.0 / 32},
 		{ReduceScatter, 2, 0.5}, {ReduceScatter, 8, 0.875}, {ReduceScatter, 32, 31.0 / 32},
 		{AllToAll, 2, 0.5}, {AllToAll, 8, 0.875}, {AllToAll, 32, 31.0 / 32},
+		{Gather, 2, 0.5}, {Gather, 8, 0.875}, {Gather, 32, 31.0 / 32},
+		{Scatter, 2, 0.5}, {Scatter, 8, 0.875}, {Scatter, 32, 31.0 / 32},
 		{Broadcast, 1, 1}, {Broadcast, 2, 1}, {Broadcast, 8, 1}, {Broadcast, 32, 1},
 		{Reduce, 1, 1}, {Reduce, 2, 1}, {Reduce, 8, 1}, {Reduce, 32, 1},
 		{SendRecv, 1, 1}, {SendRecv, 2, 1}, {SendRecv, 8, 1}, {SendRecv, 32, 1},
@@ -38,7 +40,7 @@ func TestBusBWFactorMatchesNCCLTests(t *testing.T) {
 // With one rank nccl-tests' formulas give 0 for the collectives whose factor
 // has (n−1) in it (it prints busbw 0.00 on a single GPU).
 func TestBusBWFactorSingleRankMatchesNCCLTests(t *testing.T) {
-	for _, c := range []Collective{AllReduce, AllGather, ReduceScatter, AllToAll} {
+	for _, c := range []Collective{AllReduce, AllGather, ReduceScatter, AllToAll, Gather, Scatter} {
 		if got := BusBWFactor(c, 1); got != 0 {
 			t.Errorf("BusBWFactor(%s, 1) = %v, want 0", c, got)
 		}

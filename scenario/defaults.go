@@ -1,6 +1,9 @@
 package scenario
 
-import "fabriclab/units"
+import (
+	"fabriclab/units"
+	"fabriclab/workload"
+)
 
 // Defaults returns the scenario every file starts from: a file is decoded
 // onto this value, so a key it leaves out keeps the value below. This is the
@@ -71,7 +74,9 @@ func Defaults() *Scenario {
 			DCQCN: DCQCN{Preset: "default"},
 		},
 		Workload: Workload{
-			Sizes: Sizes{Factor: 2},
+			Sizes:      Sizes{Factor: 2},
+			QPs:        1,
+			Iterations: 1,
 		},
 		Sim: SimOpts{
 			TimeLimit: units.Second,
@@ -79,9 +84,11 @@ func Defaults() *Scenario {
 	}
 }
 
-// Default algorithm of each collective kind, filled in when a file leaves
-// algorithm empty.
-var defaultAlgorithm = map[string]string{
-	"alltoall":  "direct",
-	"allreduce": "ring",
+// defaultAlgorithm is the algorithm a collective runs when a file leaves
+// algorithm empty: the first of workload.Algorithms.
+func defaultAlgorithm(kind string) string {
+	if a := workload.Algorithms(kind); len(a) > 0 {
+		return a[0]
+	}
+	return ""
 }

@@ -364,7 +364,7 @@ func finalized(raw *Scenario) *Scenario {
 	s.Variants = nil
 	s.Transport.DCQCN.Preset = strings.ToLower(strings.TrimSpace(s.Transport.DCQCN.Preset))
 	if s.Workload.Algorithm == "" {
-		s.Workload.Algorithm = defaultAlgorithm[s.Workload.Kind]
+		s.Workload.Algorithm = defaultAlgorithm(s.Workload.Kind)
 	}
 	if s.Workload.Ranks == 0 {
 		if h := Hosts(s.Topology); h > 0 {

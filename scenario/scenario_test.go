@@ -37,7 +37,7 @@ func TestDefaults(t *testing.T) {
 	want := Defaults()
 	want.Name = "t"
 	want.Topology.Hosts, want.Topology.HostsPerLeaf, want.Topology.Spines = 32, 8, 4
-	want.Workload = Workload{Kind: "alltoall", Algorithm: "direct", Ranks: 32,
+	want.Workload = Workload{Kind: "alltoall", Algorithm: "direct", Ranks: 32, QPs: 1, Iterations: 1,
 		Sizes: Sizes{From: 8 * units.MB, To: 64 * units.MB, Factor: 2}}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("spec =\n%+v\nwant\n%+v", s, want)
@@ -245,7 +245,11 @@ func TestValidationErrors(t *testing.T) {
 
 		// Workload.
 		{"no workload kind", "workload.kind", topo + "workload: {sizes: {from: 1MB, to: 2MB}} # <-\n"},
-		{"unknown workload", "workload.kind", topo + "workload:\n  kind: broadcast # <-\n"},
+		{"unknown workload", "workload.kind", topo + "workload:\n  kind: broadcasting # <-\n"},
+		{"zero qps", "workload.qps", topo + "workload:\n  kind: alltoall\n  qps: 0 # <-\n  sizes: {list: [1MB]}\n"},
+		{"root out of range", "workload.root", topo + "workload:\n  kind: broadcast\n  root: 40 # <-\n  sizes: {list: [1MB]}\n"},
+		{"negative message size", "workload.message_size", topo + "workload:\n  kind: allreduce\n  message_size: -1MB # <-\n  sizes: {list: [1MB]}\n"},
+		{"qps on a pattern", "workload.kind", topo + "workload:\n  kind: permutation # <-\n  qps: 2\n  sizes: {list: [1MB]}\n"},
 		{"wrong algorithm", "workload.algorithm", topo + "workload:\n  kind: alltoall\n  algorithm: ring # <-\n  sizes: {list: [1MB]}\n"},
 		{"algorithm for permutation", "workload.algorithm", topo + "workload:\n  kind: permutation\n  algorithm: ring # <-\n  sizes: {list: [1MB]}\n"},
 		{"ranks above hosts", "workload.ranks", topo + "workload:\n  kind: alltoall\n  ranks: 33 # <-\n  sizes: {list: [1MB]}\n"},

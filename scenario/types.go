@@ -167,6 +167,19 @@ type Workload struct {
 	// Ranks is the number of ranks (one per NIC, packed); 0 = every host (the
 	// loader fills in the host count).
 	Ranks int `yaml:"ranks" json:"ranks"`
+	// Root is the root rank of broadcast, reduce, gather and scatter.
+	Root int `yaml:"root" json:"root,omitempty"`
+	// MessageSize splits every rank-to-rank transfer into chunks of at most
+	// this size (the pipeline chunk of chain and tree algorithms); 0 = whole
+	// transfers (pipelined algorithms then use 8 chunks).
+	MessageSize units.Size `yaml:"message_size" json:"message_size,omitempty"`
+	// QPs spreads every chunk over this many queue pairs per rank pair, each
+	// its own 5-tuple.
+	QPs int `yaml:"qps" json:"qps"`
+	// Iterations are measured back-to-back runs of the collective after
+	// Warmup unmeasured ones, as in nccl-tests.
+	Iterations int `yaml:"iterations" json:"iterations"`
+	Warmup     int `yaml:"warmup" json:"warmup,omitempty"`
 	// Sizes: the data size S swept like nccl-tests. For collectives S has
 	// nccl-tests' meaning; for permutation and incast it is bytes per flow.
 	Sizes Sizes `yaml:"sizes" json:"sizes"`

@@ -21,14 +21,14 @@ var (
 	topologyKinds   = []string{"leaf-spine", "fat-tree", "rail"}
 	forwardingKinds = []string{"ecmp"}
 	transportKinds  = []string{"roce"}
-	workloadKinds   = []string{"alltoall", "allreduce", "permutation", "incast", "flows"}
-	// algorithms lists the algorithms of each workload kind; a kind not
-	// listed has none to choose.
-	algorithms = map[string][]string{
-		"alltoall":  {"direct"},
-		"allreduce": {"ring"},
-	}
+	// workloadKinds: the collectives of the workload catalogue, then the
+	// traffic patterns. The algorithms of each collective come from
+	// workload.Algorithms; patterns have none to choose.
+	workloadKinds = append(workload.Collectives(), "permutation", "incast", "flows")
 )
+
+// isCollective reports whether kind is compiled by workload.Build.
+func isCollective(kind string) bool { return workload.Algorithms(kind) != nil }
 
 // Limits that keep a typo from asking for an absurd run.
 const (
@@ -328,7 +328,7 @@ func (c *checker) workload(w Workload, t Topology) {
 		}
 		return
 	}
-	if algos := algorithms[w.Kind]; len(algos) > 0 {
+	if algos := workload.Algorithms(w.Kind); len(algos) > 0 {
 		c.need(w.Algorithm == "" || oneOf(w.Algorithm, algos), p+"algorithm", "unknown %s algorithm %q; use one of: %s", w.Kind, w.Algorithm, choices(algos))
 	} else {
 		c.need(w.Algorithm == "", p+"algorithm", "%s has no algorithm to choose; remove the key", w.Kind)
@@ -343,9 +343,21 @@ func (c *checker) workload(w Workload, t Topology) {
 	if ranks == 0 {
 		ranks = hosts
 	}
-	switch w.Kind {
-	case "alltoall", "allreduce":
+	if isCollective(w.Kind) {
 		c.need(ranks >= 2, p+"ranks", "%s needs at least 2 ranks, got %d", w.Kind, ranks)
+		c.need(w.Root >= 0 && w.Root < max(ranks, 1), p+"root", "rank %d is not one of the %d ranks", w.Root, ranks)
+		c.need(w.MessageSize >= 0, p+"message_size", "must not be negative (0 = whole transfers), got %v", w.MessageSize)
+		c.need(w.QPs >= 1, p+"qps", "needs at least 1 queue pair per rank pair, got %d", w.QPs)
+		c.need(w.QPs <= 1024, p+"qps", "%d queue pairs per rank pair is more than the limit of 1024", w.QPs)
+		c.need(w.Iterations >= 1, p+"iterations", "needs at least 1 measured iteration, got %d", w.Iterations)
+		c.need(w.Warmup >= 0, p+"warmup", "must not be negative, got %d", w.Warmup)
+		c.need(w.Iterations+w.Warmup <= 10000, p+"iterations", "%d iterations plus warmup is more than the limit of 10000", w.Iterations+w.Warmup)
+	} else {
+		c.need(w.Root == 0, p+"root", "is only read by rooted collectives; remove it")
+		c.need(w.QPs == 1 && w.MessageSize == 0 && w.Iterations == 1 && w.Warmup == 0, p+"kind",
+			"%s takes no qps, message_size, iterations or warmup (collectives only)", w.Kind)
+	}
+	switch w.Kind {
 	case "permutation":
 		c.need(ranks >= 2, p+"ranks", "a permutation needs at least 2 hosts, got %d", ranks)
 	case "incast":
