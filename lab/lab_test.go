@@ -148,3 +148,30 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal("two runs of the same scenario differ")
 	}
 }
+
+// The per-flow views: the rank×rank bandwidth matrix of a ring all-reduce
+// has traffic only from i to i+1, each close to the NIC rate; the sorted-FCT
+// curve is sorted and ends at the worst FCT.
+func TestRankMatrixAndFCTCurve(t *testing.T) {
+	s := leafSpine(8, 8, 1)
+	s.Workload = scenario.Workload{Kind: "allreduce", QPs: 1, Iterations: 1}
+	r := run(t, s, 16*units.MiB)
+	if len(r.RankBWGBps) != 8 {
+		t.Fatalf("matrix has %d rows", len(r.RankBWGBps))
+	}
+	for i, row := range r.RankBWGBps {
+		for j, bw := range row {
+			if j == (i+1)%8 {
+				if bw < 40 || bw > 50 {
+					t.Errorf("ring %d→%d at %.1f GB/s", i, j, bw)
+				}
+			} else if bw != 0 {
+				t.Errorf("no traffic expected %d→%d, got %.1f GB/s", i, j, bw)
+			}
+		}
+	}
+	c := r.FCTCurveS
+	if len(c) == 0 || c[len(c)-1] != r.FCT.Max || c[0] > c[len(c)-1] {
+		t.Fatalf("curve %v, max %v", c, r.FCT.Max)
+	}
+}

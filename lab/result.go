@@ -74,7 +74,11 @@ func (s *Sim) Result() metrics.SizeResult {
 			r.CCTS = r.IterCCT.Mean
 		}
 	}
-	r.FCT = metrics.Summarize(fcts)
+	r.FCT = metrics.Summarize(fcts) // sorts fcts
+	r.FCTCurveS = metrics.Curve(fcts, 200, record)
+	if record || d.Ranks <= 128 {
+		r.RankBWGBps = s.rankBandwidth()
+	}
 	r.Slowdown = metrics.Summarize(slows)
 	r.RankDoneS = make([]float64, len(rankDone))
 	for i, t := range rankDone {
@@ -304,4 +308,38 @@ func isCollective(c metrics.Collective) bool {
 		return false
 	}
 	return true
+}
+
+// rankBandwidth is the achieved bandwidth matrix between ranks.
+func (s *Sim) rankBandwidth() [][]float64 {
+	d := s.DAG
+	n := d.Ranks
+	bytes := make([]int64, n*n)
+	first := make([]sim.Time, n*n)
+	last := make([]sim.Time, n*n)
+	for i := range first {
+		first[i] = -1
+	}
+	for i, m := range d.Msgs {
+		if m.Marker || s.end[i] < 0 || int(m.SrcRank) >= n || int(m.DstRank) >= n {
+			continue
+		}
+		k := int(m.SrcRank)*n + int(m.DstRank)
+		bytes[k] += m.Bytes
+		if first[k] < 0 || s.start[i] < first[k] {
+			first[k] = s.start[i]
+		}
+		last[k] = max(last[k], s.end[i])
+	}
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = make([]float64, n)
+		for j := range out[i] {
+			k := i*n + j
+			if span := (last[k] - first[k]).Seconds(); bytes[k] > 0 && span > 0 {
+				out[i][j] = float64(bytes[k]) / span / 1e9
+			}
+		}
+	}
+	return out
 }

@@ -179,13 +179,22 @@ type SizeResult struct {
 
 	// Iterations measured (after warmup), each iteration's time, and their
 	// distribution; CCTS is then the mean.
-	Iterations   int            `json:"iterations,omitempty"`
-	IterationsS  []float64      `json:"iterations_s,omitempty"`
-	IterCCT      Percentiles    `json:"iteration_cct_s"`
-	Flows        int            `json:"flows"`
-	FCT          Percentiles    `json:"fct_s"`
-	Slowdown     Percentiles    `json:"slowdown"`
-	RankDoneS    []float64      `json:"rank_done_s,omitempty"` // per rank: when its last incoming flow finished
+	Iterations  int         `json:"iterations,omitempty"`
+	IterationsS []float64   `json:"iterations_s,omitempty"`
+	IterCCT     Percentiles `json:"iteration_cct_s"`
+	Flows       int         `json:"flows"`
+	FCT         Percentiles `json:"fct_s"`
+	Slowdown    Percentiles `json:"slowdown"`
+	RankDoneS   []float64   `json:"rank_done_s,omitempty"` // per rank: when its last incoming flow finished
+	// RankBWGBps[i][j] is the bandwidth rank i achieved toward rank j: the
+	// bytes it delivered to j over the span from its first such flow's start
+	// to its last one's end (0 when it sent nothing). Kept up to 128 ranks, or
+	// always with sim.record_flows.
+	RankBWGBps [][]float64 `json:"rank_bw_gbps,omitempty"`
+	// FCTCurveS is the sorted-FCT curve: every flow's FCT in increasing order
+	// with sim.record_flows, else 201 evenly spaced quantiles (0, 0.5%, …,
+	// 100%).
+	FCTCurveS    []float64      `json:"fct_curve_s,omitempty"`
 	Totals       Counters       `json:"counters"`
 	Ports        []PortCounters `json:"ports,omitempty"` // ports with any activity worth reporting
 	Records      []FlowRecord   `json:"flows_records,omitempty"`
@@ -215,4 +224,18 @@ func (r *SizeResult) Finish(c Collective) {
 		r.RoutedIdealPct = 100 * r.RoutedIdealS / r.CCTS
 		r.CollectiveIdealPct = 100 * r.CollectiveIdealS / r.CCTS
 	}
+}
+
+// Curve returns sorted xs as is when full, else the n+1 nearest-rank
+// quantiles 0, 1/n, …, 1 (xs must be sorted).
+func Curve(xs []float64, n int, full bool) []float64 {
+	if full || len(xs) <= n+1 {
+		return append([]float64(nil), xs...)
+	}
+	out := make([]float64, n+1)
+	for i := range out {
+		k := int(math.Ceil(float64(i)/float64(n)*float64(len(xs)))) - 1
+		out[i] = xs[max(k, 0)]
+	}
+	return out
 }

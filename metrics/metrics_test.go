@@ -161,3 +161,26 @@ func TestCountersAdd(t *testing.T) {
 		t.Errorf("max queue %d, want 5", c.MaxQueueBytes)
 	}
 }
+
+func TestCurve(t *testing.T) {
+	xs := make([]float64, 1000)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	c := Curve(xs, 4, false)
+	want := []float64{1, 250, 500, 750, 1000}
+	if len(c) != len(want) {
+		t.Fatalf("curve %v", c)
+	}
+	for i := range want {
+		if c[i] != want[i] {
+			t.Fatalf("curve %v, want %v", c, want)
+		}
+	}
+	if full := Curve(xs, 4, true); len(full) != 1000 {
+		t.Fatalf("full curve has %d points", len(full))
+	}
+	if short := Curve(xs[:3], 4, false); len(short) != 3 {
+		t.Fatalf("short curve %v", short)
+	}
+}
