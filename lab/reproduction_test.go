@@ -83,11 +83,13 @@ func TestReproduction2IncastDCQCNDefaultIsSlower(t *testing.T) {
 // completion with bytes conserved.
 func TestShippedExamplesRun(t *testing.T) {
 	shrink := map[string][]string{
-		"alltoall-dcqcn.yaml":      {"workload.sizes.list=[8MiB]"},
-		"allreduce-ring.yaml":      {"workload.sizes.list=[1MiB]"},
-		"incast.yaml":              {"workload.sizes.list=[64KiB]"},
-		"fattree-permutation.yaml": nil,
-		"flows.yaml":               nil,
+		"alltoall-dcqcn.yaml":       {"workload.sizes.list=[8MiB]"},
+		"allreduce-ring.yaml":       {"workload.sizes.list=[1MiB]"},
+		"allreduce-algorithms.yaml": {"workload.sizes.list=[1MiB]"},
+		"alltoall-qps.yaml":         {"workload.sizes.list=[4MiB]"},
+		"incast.yaml":               {"workload.sizes.list=[64KiB]"},
+		"fattree-permutation.yaml":  nil,
+		"flows.yaml":                nil,
 	}
 	files, _ := filepath.Glob("../examples/*.yaml")
 	if len(files) < len(shrink) {
