@@ -78,6 +78,23 @@ func setIngress(pt *Port) {
 	if pt.headroom == 0 {
 		pt.headroom = AutoHeadroom(pt.Rate, max(pt.Delay, pt.Peer.Delay), cfg.MaxPacketWire)
 	}
+	for _, l := range cfg.Lossless {
+		if l {
+			sw.headroom += pt.headroom
+		}
+	}
+}
+
+// CheckBuffers reports a switch whose PFC headroom reservations leave no
+// shared buffer: lossless traffic could then not be admitted at all.
+func (n *Network) CheckBuffers() error {
+	for _, s := range n.Switches {
+		if s.headroom > 0 && s.sharedLimit() < 2*s.cfg.MaxPacketWire+max(s.cfg.XOFF-s.cfg.XON, s.cfg.MaxPacketWire) {
+			return fmt.Errorf("switch %s: the PFC headroom of its %d ports (%v in all) leaves no shared buffer in %v; raise switch.buffer or set a smaller switch.pfc.headroom",
+				s.name, len(s.Ports), units.Size(s.headroom), units.Size(s.cfg.Buffer))
+		}
+	}
+	return nil
 }
 
 // AutoHeadroom is the buffer that absorbs what still arrives after a pause

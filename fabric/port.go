@@ -69,6 +69,7 @@ type Port struct {
 	pauseSent [NumPrio]bool
 	xoff, xon int64
 	headroom  int64
+	waiting   bool // in its switch's poolWait list
 
 	busyTime sim.Time
 	C        metrics.Counters

@@ -6,9 +6,11 @@ import (
 
 // SwitchConfig is what every switch shares.
 type SwitchConfig struct {
-	// Buffer is the shared buffer in bytes. Lossy traffic is dropped when it
-	// would overflow; lossless traffic is bounded by PFC instead (XOFF plus
-	// headroom per ingress port and priority).
+	// Buffer is the switch's packet buffer in bytes. Lossless traffic may
+	// fill all of it but the PFC headroom reserved for every lossless
+	// ingress queue (the shared pool), then ports pause; each ingress queue
+	// is also paused at XOFF. Lossy traffic is dropped when the buffer is
+	// full, beyond a guaranteed two frames per queue.
 	Buffer int64
 	// Lossless marks the priorities protected by PFC.
 	Lossless [NumPrio]bool
@@ -36,15 +38,35 @@ type Switch struct {
 	Ports []*Port
 	// Next[dst host] lists the equal-cost egress ports toward dst.
 	Next [][]*Port
-	// HashSeed is this switch's ECMP seed (scenario seed ⊕ switch id).
+	// HashSeed is this switch's ECMP seed: switch.ecmp_seed mixed with the
+	// switch id (not the scenario seed, so reseeding a workload keeps the
+	// routes).
 	HashSeed uint64
 
 	cfg  *SwitchConfig
 	net  *Network
 	rng  *sim.RNG
-	used int64 // bytes in the shared buffer
-	// MaxUsed is the high-water mark of the shared buffer.
+	used int64 // bytes in the buffer
+	// MaxUsed is the high-water mark of the buffer.
 	MaxUsed int64
+	// headroom is the PFC headroom reserved for every lossless ingress
+	// queue; lossless traffic may fill the rest of the buffer (the shared
+	// pool) before ports must pause.
+	headroom int64
+	// poolWait lists ingress ports that are below XON but stay paused until
+	// the shared pool drains.
+	poolWait []*Port
+}
+
+// sharedLimit is the buffer lossless traffic may use before pausing: all
+// of it but the reserved headroom.
+func (s *Switch) sharedLimit() int64 { return s.cfg.Buffer - s.headroom }
+
+// poolOK reports whether the shared pool has drained enough to resume: a
+// hysteresis of XOFF − XON (at least one frame) below its limit.
+func (s *Switch) poolOK() bool {
+	hyst := max(s.cfg.XOFF-s.cfg.XON, s.cfg.MaxPacketWire)
+	return s.used <= s.sharedLimit()-hyst
 }
 
 // Name implements Node.
@@ -66,11 +88,16 @@ func (s *Switch) Receive(p *Packet, in *Port) {
 			return
 		}
 		in.ingress[pr] += w
-		if !in.pauseSent[pr] && in.ingress[pr] > in.xoff {
+		// Pause at XOFF, or earlier when the shared pool is full: from then
+		// on only the reserved headroom absorbs what is in flight.
+		if !in.pauseSent[pr] && (in.ingress[pr] > in.xoff || s.used+w > s.sharedLimit()) {
 			in.sendPFC(pr, true)
 		}
 	} else {
-		if s.used+w > s.cfg.Buffer {
+		// Lossy: dropped when the buffer is full, except that every queue
+		// keeps a guaranteed minimum of two frames (so ACKs and CNPs get
+		// through a buffer that lossless traffic has filled).
+		if s.used+w > s.cfg.Buffer && out.qbytes[pr]+w > 2*s.cfg.MaxPacketWire {
 			s.drop(p, in)
 			return
 		}
@@ -101,8 +128,24 @@ func (s *Switch) release(p *Packet) {
 	in := s.Ports[p.inPort]
 	pr := p.Prio
 	in.ingress[pr] -= w
-	if in.pauseSent[pr] && in.ingress[pr] <= in.xon {
-		in.sendPFC(pr, false)
+	if in.pauseSent[pr] && in.ingress[pr] <= in.xon && !in.waiting {
+		if s.poolOK() {
+			in.sendPFC(pr, false)
+		} else {
+			in.waiting = true
+			s.poolWait = append(s.poolWait, in)
+		}
+	}
+	if len(s.poolWait) > 0 && s.poolOK() {
+		for _, q := range s.poolWait {
+			q.waiting = false
+			for pr := range q.pauseSent {
+				if q.pauseSent[pr] && q.ingress[pr] <= q.xon {
+					q.sendPFC(uint8(pr), false)
+				}
+			}
+		}
+		s.poolWait = s.poolWait[:0]
 	}
 }
 

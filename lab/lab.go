@@ -15,6 +15,7 @@ import (
 	"fabriclab/sim"
 	"fabriclab/topo"
 	"fabriclab/transport/roce"
+	"fabriclab/units"
 	"fabriclab/workload"
 )
 
@@ -43,8 +44,13 @@ func Build(job scenario.Job) (*Sim, error) {
 	if spec == nil {
 		return nil, fmt.Errorf("job %s/%s has no scenario", job.Scenario, job.Variant)
 	}
+	ts := TopoSpec(spec)
+	limit := int64(spec.Sim.MemoryLimit)
+	if err := checkMemory(limit, routeBytes(ts), "the route tables"); err != nil {
+		return nil, err
+	}
 	sc := sim.NewScheduler()
-	tp, err := topo.Build(sc, job.Seed, TopoSpec(spec))
+	tp, err := topo.Build(sc, job.Seed, ts)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +71,9 @@ func Build(job scenario.Job) (*Sim, error) {
 	}
 	dag, err := buildDAG(job, tp.Hosts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMemory(limit, routeBytes(ts)+flowBytes(dag), "its flows and connections"); err != nil {
 		return nil, err
 	}
 	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag}
@@ -264,4 +273,34 @@ func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.Size
 		progress(1)
 	}
 	return r, nil
+}
+
+// checkMemory refuses a job whose big structures would need more than
+// limit bytes (sim.memory_limit; 0 = no check), so that a scenario too big
+// for the machine fails with a sentence instead of the Go runtime's
+// out-of-memory crash. The estimates are coarse upper bounds.
+func checkMemory(limit, need int64, what string) error {
+	if limit > 0 && need > limit {
+		return fmt.Errorf("this job needs about %.1f GiB for %s, more than sim.memory_limit (%v); use fewer hosts or ranks, fewer qps or a larger message_size, or raise the limit",
+			float64(need)/float64(units.GiB), what, units.Size(limit))
+	}
+	return nil
+}
+
+// routeBytes estimates the next-hop tables: one slice header per switch
+// and destination host.
+func routeBytes(ts topo.Spec) int64 {
+	h, err := topo.NumHosts(ts)
+	if err != nil {
+		return 0
+	}
+	return int64(topo.NumSwitches(ts)) * int64(h) * 24
+}
+
+// flowBytes estimates what each message costs during a run: the DAG, the
+// simulator's per-message arrays, and a queue pair with its connection map
+// entry (an upper bound: messages of one pair and channel share a QP).
+// Measured: a 4096-rank all-to-all (16.8 M messages) passed 12 GB.
+func flowBytes(d *workload.DAG) int64 {
+	return int64(len(d.Msgs)) * 750
 }

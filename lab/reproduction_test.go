@@ -9,19 +9,20 @@ import (
 	"fabriclab/units"
 )
 
-// DESIGN.md reproduction 2 on the shipped example, scaled to 64 MiB per
-// rank: PFC alone gets close to its (ECMP-limited) best with pause frames;
-// DCQCN with the vendor defaults is markedly slower (senders are cut and
-// recover at 5 Mb/s per 300 µs); tuned-final is back at the PFC-only time
-// with fewer pauses and marks.
+// DESIGN.md reproduction 2 on the shipped example, at 256 MiB per rank (a
+// quarter of the demo's 1 GB, to keep the suite short; the README has the
+// full sweep): PFC alone gets close to what the fabric's routing allows, with
+// pause frames; DCQCN with the vendor defaults is markedly slower (senders
+// are cut and climb back at 5 Mb/s per 300 µs); tuned-final is back at the
+// PFC-only time with fewer pauses and ECN marks.
 func TestReproduction2AllToAllDCQCNTuning(t *testing.T) {
-	f, err := scenario.LoadSets("../examples/alltoall-dcqcn.yaml", []string{"workload.sizes.list=[64MiB]"})
+	f, err := scenario.LoadSets("../examples/alltoall-dcqcn.yaml", []string{"workload.sizes.list=[256MiB]"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	type row struct {
-		cct, pct      float64
-		pauses, marks int64
+		cct, pct, routed float64
+		pauses, marks    int64
 	}
 	got := map[string]row{}
 	for _, j := range f.Jobs() {
@@ -32,13 +33,15 @@ func TestReproduction2AllToAllDCQCNTuning(t *testing.T) {
 		if err != nil || !r.Complete || r.Drops != 0 {
 			t.Fatalf("%s: err=%v complete=%v drops=%d", j.Variant, err, r.Complete, r.Drops)
 		}
-		got[j.Variant] = row{r.CCTS, r.IdealPct, r.PFCPauses, r.ECNMarks}
+		got[j.Variant] = row{r.CCTS, r.IdealPct, r.RoutedIdealPct, r.PFCPauses, r.ECNMarks}
 		t.Logf("%-14s cct %6.3f ms  %5.1f%% ideal  %5.1f%% routed ideal  busbw %5.2f GB/s  pauses %5d  ecn %6d  cnps %6d",
 			j.Variant, r.CCTS*1e3, r.IdealPct, r.RoutedIdealPct, r.BusBWGBps, r.PFCPauses, r.ECNMarks, r.CNPs)
 	}
 	pfc, def, fin := got["pfc-only"], got["dcqcn-default"], got["tuned-final"]
-	if pfc.pauses == 0 || pfc.pct < 75 {
-		t.Errorf("PFC only: %.1f%% of ideal with %d pauses; want ≥ 75%% with pauses", pfc.pct, pfc.pauses)
+	// Static ECMP caps this fabric below the NIC bound (the routed ideal is
+	// the busiest link's bytes); PFC alone must come close to that cap.
+	if pfc.pauses == 0 || pfc.routed < 85 {
+		t.Errorf("PFC only: %.1f%% of the routed ideal with %d pauses; want ≥ 85%% with pauses", pfc.routed, pfc.pauses)
 	}
 	if def.cct < 1.4*pfc.cct {
 		t.Errorf("DCQCN default (%.3f ms) is not markedly slower than PFC only (%.3f ms)", def.cct*1e3, pfc.cct*1e3)

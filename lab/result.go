@@ -202,11 +202,18 @@ func (s *Sim) IdealTime() sim.Time {
 		consider(rx[h], r)
 	}
 	// A message that may not start before At cannot end before At plus its
-	// own serialization (replayed flow lists start flows late).
+	// own serialization (replayed flow lists start flows late); CCT counts
+	// from the earliest start, so the bound does too.
+	var first sim.Time = -1
 	for _, m := range s.DAG.Msgs {
-		if m.At > 0 {
+		if !m.Marker && (first < 0 || m.At < first) {
+			first = m.At
+		}
+	}
+	for _, m := range s.DAG.Msgs {
+		if m.At > first && !m.Marker {
 			r := min(tp.Net.HostPorts[m.Src].Rate, tp.Net.HostPorts[m.Dst].Rate)
-			if t := m.At + units.SerializationTime(units.Size(m.Bytes), r); t > worst {
+			if t := m.At - first + units.SerializationTime(units.Size(m.Bytes), r); t > worst {
 				worst = t
 			}
 		}

@@ -215,11 +215,16 @@ type Conservation struct {
 }
 
 // Finish fills algbw, busbw and % ideal from S, CCT and ideal time with the
-// nccl-tests definitions (GB/s = 1e9 B/s).
+// nccl-tests definitions (GB/s = 1e9 B/s). An incomplete run has no
+// meaningful bandwidth: its CCT is only how long it ran, so the rates and
+// percentages stay 0. A flow list has no busbw (its S is the sum of flows
+// between many pairs; algbw is then the aggregate throughput).
 func (r *SizeResult) Finish(c Collective) {
-	if r.CCTS > 0 {
+	if r.CCTS > 0 && r.Complete {
 		r.AlgBWGBps = float64(r.SizeBytes) / r.CCTS / 1e9
-		r.BusBWGBps = r.AlgBWGBps * BusBWFactor(c, r.Ranks)
+		if c != FlowList {
+			r.BusBWGBps = r.AlgBWGBps * BusBWFactor(c, r.Ranks)
+		}
 		r.IdealPct = 100 * r.IdealS / r.CCTS
 		r.RoutedIdealPct = 100 * r.RoutedIdealS / r.CCTS
 		r.CollectiveIdealPct = 100 * r.CollectiveIdealS / r.CCTS

@@ -91,7 +91,7 @@ func TestSummarizeNearestRank(t *testing.T) {
 // S = 1e9 B in 0.1 s on 8 ranks: algbw 10 GB/s, all-reduce busbw 17.5 GB/s;
 // ideal 0.08 s is 80 %.
 func TestSizeResultFinish(t *testing.T) {
-	r := SizeResult{SizeBytes: 1e9, Ranks: 8, CCTS: 0.1, IdealS: 0.08}
+	r := SizeResult{SizeBytes: 1e9, Ranks: 8, CCTS: 0.1, IdealS: 0.08, Complete: true}
 	r.Finish(AllReduce)
 	if !near(r.AlgBWGBps, 10) || !near(r.BusBWGBps, 17.5) || !near(r.IdealPct, 80) {
 		t.Errorf("all-reduce: algbw %v busbw %v ideal %v%%", r.AlgBWGBps, r.BusBWGBps, r.IdealPct)
@@ -105,10 +105,23 @@ func TestSizeResultFinish(t *testing.T) {
 		t.Errorf("sendrecv busbw %v, want 10", r.BusBWGBps)
 	}
 	// No completion time: nothing is divided by zero.
-	z := SizeResult{SizeBytes: 1e9, Ranks: 8, IdealS: 0.08}
+	z := SizeResult{SizeBytes: 1e9, Ranks: 8, IdealS: 0.08, Complete: true}
 	z.Finish(AllReduce)
 	if z.AlgBWGBps != 0 || z.BusBWGBps != 0 || z.IdealPct != 0 {
 		t.Errorf("CCT 0: %+v", z)
+	}
+	// An unfinished run reports how long it ran, but no rates: dividing S by
+	// a partial time would claim more than the NIC can carry.
+	u := SizeResult{SizeBytes: 1e9, Ranks: 8, CCTS: 0.001, IdealS: 0.08}
+	u.Finish(AllReduce)
+	if u.AlgBWGBps != 0 || u.BusBWGBps != 0 || u.IdealPct != 0 {
+		t.Errorf("incomplete: %+v", u)
+	}
+	// A flow list has no bus bandwidth, only aggregate throughput.
+	f := SizeResult{SizeBytes: 1e9, Ranks: 8, CCTS: 0.1, Complete: true}
+	f.Finish(FlowList)
+	if !near(f.AlgBWGBps, 10) || f.BusBWGBps != 0 {
+		t.Errorf("flow list: algbw %v busbw %v", f.AlgBWGBps, f.BusBWGBps)
 	}
 }
 

@@ -22,6 +22,7 @@ func dcqcnParams(d DCQCN) (roce.DCQCNParams, error) {
 	set(&p.InitialAlpha, d.InitialAlpha)
 	set(&p.RateOnFirstCNP, d.RateOnFirstCNP)
 	set(&p.MinDecreaseFactor, d.MinDecreaseFactor)
+	set(&p.DecreaseCoefficient, d.DecreaseCoefficient)
 	set(&p.DecreaseInterval, d.DecreaseInterval)
 	set(&p.MinRate, d.MinRate)
 	set(&p.ClampTargetRate, d.ClampTargetRate)

@@ -79,7 +79,8 @@ func Defaults() *Scenario {
 			Iterations: 1,
 		},
 		Sim: SimOpts{
-			TimeLimit: units.Second,
+			TimeLimit:   units.Second,
+			MemoryLimit: 8 * units.GiB,
 		},
 	}
 }

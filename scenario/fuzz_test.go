@@ -23,6 +23,10 @@ func FuzzParse(f *testing.F) {
 		minimal + "variants:\n  - name: a\n    nic: {mtu: 1KB}\n  - name: b\n    workload: {sizes: {list: [1MB]}}\n",
 		"topology: &t {hosts: 8, hosts_per_leaf: 4}\nworkload: {kind: incast, senders: 3, sizes: {list: [1MB]}}\nvariants:\n  - {name: x, topology: {<<: *t, hosts: 16}}\n",
 		"a: &a [*a]\n", "- 1\n", "", "{", "nic: !!str 1\n", "---\n---\n",
+		"# only a comment\n", "~\n", "\tnic: {}\n", minimal + "nic:\n\tmtu: 4KB\n",
+		minimal + "seed: 99999999999999999999999\n", minimal + "topology: {oversubscription: 1e-300}\n",
+		minimal + "nic: {mtu: 8Mb, rto: 1US}\n", minimal + "topology: {host_link: {rate: 400GBPS}}\n",
+		minimal + "transport: {dcqcn: {decrease_coefficient: 0.25}}\n",
 	} {
 		f.Add(s)
 	}
@@ -65,6 +69,8 @@ func FuzzApplySets(f *testing.F) {
 		"transport.dcqcn.preset=off", "topology.host_link.rate=100Gbps",
 		"workload.sizes.list=[1MB,2MB]", "nic={mtu: 2KB}", "seed=*a", "x", "=",
 		"workload.sizes.to=1GB", "topology.hosts=30",
+		"switch.ecn.pmax=5e-2", "seed=99999999999999999999999", "nic.mtu=8Mb", "nic.rto=10ns",
+		"transport.dcqcn.decrease_coefficient=0.25",
 	} {
 		f.Add(s)
 	}

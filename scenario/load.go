@@ -111,6 +111,9 @@ func (f *File) decode() error {
 	if err != nil {
 		return err
 	}
+	if root == nil {
+		return (loc{line: 1, col: 1}).err(f.Path, "", "", "file is empty: a scenario needs at least topology and workload")
+	}
 	base := Defaults()
 	var variantsNode ast.Node
 	var kept []*ast.MappingValueNode
@@ -158,7 +161,11 @@ func (f *File) decode() error {
 func (f *File) parseDoc(w *walker) (ast.Node, error) {
 	file, err := parser.ParseBytes(f.Source, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
-		return nil, yamlError(f.Path, loc{}, "", err)
+		e := yamlError(f.Path, loc{}, "", err)
+		if strings.Contains(e.Msg, "\t") || strings.Contains(e.Msg, "tab character") {
+			tabError(e, f.Source)
+		}
+		return nil, e
 	}
 	var body ast.Node
 	for _, d := range file.Docs {
@@ -170,13 +177,34 @@ func (f *File) parseDoc(w *walker) (ast.Node, error) {
 		}
 		body = d.Body
 	}
-	if body == nil {
-		return nil, nil
-	}
-	if _, ok := body.(*ast.CommentGroupNode); ok {
-		return nil, nil
+	switch body.(type) {
+	case nil, *ast.CommentGroupNode, *ast.NullNode:
+		return nil, nil // nothing but comments, "---" or "~"
 	}
 	return resolve(w, body)
+}
+
+// tabError rewrites a parser error caused by a tab, whose message shows the
+// tab as an invisible character: YAML indents with spaces only. It points
+// at the tab in the indentation of the error's line or, failing that, of
+// the closest line above.
+func tabError(e *Error, src []byte) {
+	e.Msg = "a tab is used for indentation; YAML indents with spaces only (replace the tab with spaces)"
+	lines := strings.Split(string(src), "\n")
+	for n := min(e.Line, len(lines)); n >= 1; n-- {
+		l := lines[n-1]
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if i := strings.IndexByte(indent, '\t'); i >= 0 {
+			e.Line, e.Col = n, i+1
+			return
+		}
+	}
+	if e.Line >= 1 && e.Line <= len(lines) {
+		if i := strings.IndexByte(lines[e.Line-1], '\t'); i >= 0 {
+			e.Col = i + 1
+		}
+	}
+	e.Msg = "a tab is used where YAML needs spaces (replace the tab with spaces)"
 }
 
 // decodeOnto decodes the checked entries of mapping root onto spec with the

@@ -62,7 +62,7 @@ func TestDefaults(t *testing.T) {
 		{"pfc", d.Switch.PFC, PFC{true, 512 * units.KiB, 504 * units.KiB, 0}},
 		{"forwarding", d.Switch.Forwarding, "ecmp"},
 		{"transport", d.Transport, Transport{Kind: "roce", DCQCN: DCQCN{Preset: "default"}}},
-		{"sim", d.Sim, SimOpts{TimeLimit: units.Second}},
+		{"sim", d.Sim, SimOpts{TimeLimit: units.Second, MemoryLimit: 8 * units.GiB}},
 		{"seed", d.Seed, uint64(1)},
 	}
 	for _, c := range checks {
@@ -163,6 +163,7 @@ func TestValidationErrors(t *testing.T) {
 	write("bad.txt", "0 1 1MB\n0 0 1MB\n")
 	write("far.txt", "0 1 1MB\n# comment\n0 99 1MB\n")
 	write("empty.txt", "# nothing\n")
+	write("late.txt", "0 1 1MB 0\n1 0 1MB 999ms\n# comment\n2 3 1MB 1s\n")
 
 	const topo = "topology: {hosts: 32, hosts_per_leaf: 8, spines: 4}\n"
 	const work = "workload: {kind: alltoall, sizes: {from: 8MB, to: 64MB}}\n"
@@ -192,6 +193,11 @@ func TestValidationErrors(t *testing.T) {
 		{"duplicate nested key", "nic.mtu", minimal + "nic:\n  mtu: 4KB\n  mtu: 4KB # <-\n"},
 		{"negative seed", "seed", minimal + "seed: -1 # <-\n"},
 		{"key not a name", "", minimal + "nic:\n  [a]: 1 # <-\n"},
+		{"seed too large", "seed", minimal + "seed: 99999999999999999999999 # <-\n"},
+		{"bits for a size", "nic.mtu", minimal + "nic:\n  mtu: 8Kb # <-\n"},
+		{"fractional bytes", "nic.mtu", minimal + "nic:\n  mtu: 4096.5B # <-\n"},
+		{"upper-case duration", "nic.rto", minimal + "nic:\n  rto: 1MS # <-\n"},
+		{"rate in upper-case bytes", "topology.host_link.rate", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  host_link: {rate: 400GBPS} # <-\n"},
 		{"integer too large", "topology.spines", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  spines: 18446744073709551615 # <-\n"},
 
 		// Topology.
@@ -201,6 +207,9 @@ func TestValidationErrors(t *testing.T) {
 		{"hosts not whole leaves", "topology.hosts", work + "topology:\n  hosts: 30 # <-\n  hosts_per_leaf: 8\n"},
 		{"negative spines", "topology.spines", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  spines: -1 # <-\n"},
 		{"no spines, no oversubscription", "topology.oversubscription", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  oversubscription: 0 # <-\n"},
+		{"tiny oversubscription", "topology.oversubscription", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  oversubscription: 1e-300 # <-\n"},
+		{"huge oversubscription", "topology.oversubscription", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  oversubscription: 1.5e4 # <-\n"},
+		{"oversubscription beyond float64", "topology.oversubscription", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  oversubscription: 1e400 # <-\n"},
 		{"odd k", "topology.k", work + "topology:\n  kind: fat-tree\n  k: 5 # <-\n"},
 		{"k missing", "topology.k", work + "topology: # <-\n  kind: fat-tree\n"},
 		{"huge k", "topology.k", work + "topology:\n  kind: fat-tree\n  k: 1000 # <-\n"},
@@ -215,6 +224,7 @@ func TestValidationErrors(t *testing.T) {
 		{"huge mtu", "nic.mtu", minimal + "nic:\n  mtu: 1MiB # <-\n"},
 		{"ack_every 0", "nic.ack_every", minimal + "nic:\n  ack_every: 0 # <-\n"},
 		{"rto 0", "nic.rto", minimal + "nic:\n  rto: 0 # <-\n"},
+		{"rto below 1us", "nic.rto", minimal + "nic:\n  rto: 999ns # <-\n"},
 		{"burst 0", "nic.burst", minimal + "nic:\n  burst: 0 # <-\n"},
 		{"max_inflight below mtu", "nic.max_inflight", minimal + "nic:\n  max_inflight: 1KB # <-\n"},
 		{"priority 8", "nic.data_priority", minimal + "nic:\n  data_priority: 8 # <-\n"},
@@ -242,6 +252,8 @@ func TestValidationErrors(t *testing.T) {
 		{"min_rate above line rate", "transport.dcqcn.min_rate", minimal + "transport:\n  dcqcn:\n    min_rate: 1Tbps # <-\n"},
 		{"negative threshold", "transport.dcqcn.threshold", minimal + "transport:\n  dcqcn:\n    threshold: -1 # <-\n"},
 		{"bad override unit", "transport.dcqcn.ai_rate", minimal + "transport:\n  dcqcn:\n    ai_rate: 5MB # <-\n"},
+		{"decrease_coefficient 0", "transport.dcqcn.decrease_coefficient", minimal + "transport:\n  dcqcn:\n    decrease_coefficient: 0 # <-\n"},
+		{"decrease_coefficient above 1", "transport.dcqcn.decrease_coefficient", minimal + "transport:\n  dcqcn:\n    decrease_coefficient: 1.01 # <-\n"},
 
 		// Workload.
 		{"no workload kind", "workload.kind", topo + "workload: {sizes: {from: 1MB, to: 2MB}} # <-\n"},
@@ -267,6 +279,7 @@ func TestValidationErrors(t *testing.T) {
 		{"flows file missing", "workload.file", topo + "workload:\n  kind: flows\n  file: nope.txt # <-\n"},
 		{"flows file bad line", "workload.file", topo + "workload:\n  kind: flows\n  file: bad.txt # <-\n"},
 		{"flows host out of range", "workload.file", topo + "workload:\n  kind: flows\n  file: far.txt # <-\n"},
+		{"flow starts at the time limit", "workload.file", topo + "workload:\n  kind: flows\n  file: late.txt # <-\n"},
 		{"flows file empty", "workload.file", topo + "workload:\n  kind: flows\n  file: empty.txt # <-\n"},
 		{"flows file is a directory", "workload.file", topo + "workload:\n  kind: flows\n  file: . # <-\n"},
 		{"incast no senders", "workload.senders", topo + "workload: # <-\n  kind: incast\n  sizes: {list: [1MB]}\n"},
@@ -595,7 +608,7 @@ func TestHostsAndSpines(t *testing.T) {
 func TestDCQCNParams(t *testing.T) {
 	f := mustParse(t, minimal+`
 transport:
-  dcqcn: {preset: tuned-ramp, hai_rate: 7Gbps, clamp_target_rate: true, threshold: 3}
+  dcqcn: {preset: tuned-ramp, hai_rate: 7Gbps, clamp_target_rate: true, threshold: 3, decrease_coefficient: 0.25}
 variants:
   - name: ramp
   - name: off
@@ -603,9 +616,13 @@ variants:
 `)
 	p, err := DCQCNParams(f.Variants[0].Spec)
 	want, _ := roce.Preset("tuned-ramp")
-	want.HAIRate, want.ClampTargetRate, want.Threshold = 7*units.Gbps, true, 3
+	want.HAIRate, want.ClampTargetRate, want.Threshold, want.DecreaseCoefficient = 7*units.Gbps, true, 3, 0.25
 	if err != nil || p != want {
 		t.Errorf("DCQCNParams = %+v, %v; want %+v", p, err, want)
+	}
+	// Without the override the preset's coefficient (rpg_gd 11 = 0.5) stays.
+	if p, _ := DCQCNParams(mustParse(t, minimal).Base); p.DecreaseCoefficient != 0.5 {
+		t.Errorf("default decrease_coefficient = %v, want 0.5", p.DecreaseCoefficient)
 	}
 	p, err = DCQCNParams(f.Variants[1].Spec)
 	if err != nil || p.Enabled || p.HAIRate != 7*units.Gbps {
@@ -667,5 +684,62 @@ func TestErrorsStayOneLine(t *testing.T) {
 		if err == nil || strings.ContainsAny(err.Error(), "\r\n") || !strings.HasPrefix(err.Error(), "--set ") {
 			t.Errorf("--set %q: err = %q", s, err)
 		}
+	}
+}
+
+// The wording of errors that used to mislead: each names the real problem.
+func TestErrorMessages(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "late.txt"), []byte("0 1 1MB 0\n# comment\n1 0 1MB 2ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const work = "workload: {kind: alltoall, sizes: {from: 8MB, to: 64MB}}\n"
+	const topo = "topology: {hosts: 32, hosts_per_leaf: 8, spines: 4}\n"
+	cases := []struct {
+		name, text, want string
+	}{
+		{"empty", "", "t.yaml:1:1: file is empty: a scenario needs at least topology and workload"},
+		{"only comments", "# a scenario\n\n# to be written\n", "t.yaml:1:1: file is empty: a scenario needs at least topology and workload"},
+		{"only a document marker", "---\n", "t.yaml:1:1: file is empty: a scenario needs at least topology and workload"},
+		{"seed too large", minimal + "seed: 99999999999999999999999\n", "t.yaml:3:7: seed: 99999999999999999999999 is too large (max 2^64−1 = 18446744073709551615)"},
+		{"int too large", work + "topology:\n  hosts: 99999999999999999999999\n", "t.yaml:3:10: topology.hosts: 99999999999999999999999 is too large (max 2^63−1 = 9223372036854775807)"},
+		{"int too small", work + "topology:\n  spines: -99999999999999999999999\n", "topology.spines: -99999999999999999999999 is too small"},
+		{"tiny oversubscription", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  oversubscription: 1e-300\n",
+			"t.yaml:5:21: topology.oversubscription: must be between 0.01 and 1000 when spines is 0 (spines are derived from it), got 1e-300"},
+		{"float beyond float64", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  oversubscription: 1e400\n",
+			"t.yaml:5:21: topology.oversubscription: 1e400 is out of range for a number"},
+		{"tab indentation", work + "topology:\n  hosts: 32\n\thosts_per_leaf: 8\n",
+			"t.yaml:4:1: a tab is used for indentation; YAML indents with spaces only (replace the tab with spaces)"},
+		{"tab before a top-level key", "\t" + work, "t.yaml:1:1: a tab is used for indentation"},
+		{"rto", minimal + "nic: {rto: 100ns}\n",
+			"t.yaml:3:12: nic.rto: must be at least 1us, got 100ns: a timeout shorter than a round trip retransmits everything"},
+		{"flow after time limit", topo + "workload: {kind: flows, file: late.txt}\nsim: {time_limit: 2ms}\n",
+			"workload.file: late.txt:3: the flow starts at 2ms, not before sim.time_limit 2ms, so it would never run"},
+		{"bits for a size", minimal + "nic: {mtu: 8Mb}\n", `nic.mtu: "8Mb": b is bits; sizes are in bytes (e.g. 8MB)`},
+		{"bytes for a rate", work + "topology: {hosts: 32, hosts_per_leaf: 8, host_link: {rate: 400GBPS}}\n",
+			`topology.host_link.rate: "400GBPS": rates are in bits per second`},
+		{"duration case", minimal + "sim: {time_limit: 1S}\n", `sim.time_limit: "1S": unknown duration unit "S" (did you mean s?`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(filepath.Join(dir, "t.yaml"), []byte(c.text))
+			if err == nil {
+				t.Fatalf("accepted; want %q", c.want)
+			}
+			msg := strings.TrimPrefix(err.Error(), dir+string(filepath.Separator))
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("error\n  %q\nwant it to contain\n  %q", msg, c.want)
+			}
+		})
+	}
+	// Exponent forms the YAML library reads as text are numbers.
+	f := mustParse(t, work+"topology: {hosts: 32, hosts_per_leaf: 8, oversubscription: 2e0}\nswitch: {ecn: {pmax: 5e-2}}\n")
+	if f.Base.Topology.Oversubscription != 2 || f.Base.Switch.ECN.PMax != 0.05 {
+		t.Errorf("oversubscription %v pmax %v", f.Base.Topology.Oversubscription, f.Base.Switch.ECN.PMax)
+	}
+	// A flow starting just before the limit is fine.
+	g, err := Parse(filepath.Join(dir, "t.yaml"), []byte(topo+"workload: {kind: flows, file: late.txt}\nsim: {time_limit: 2001us}\n"))
+	if err != nil || len(g.Jobs()) != 1 {
+		t.Errorf("flow before the limit: %v", err)
 	}
 }

@@ -145,16 +145,19 @@ type DCQCN struct {
 	InitialAlpha      *float64        `yaml:"initial_alpha" json:"initial_alpha,omitempty"`
 	RateOnFirstCNP    *units.Rate     `yaml:"rate_on_first_cnp" json:"rate_on_first_cnp,omitempty"`
 	MinDecreaseFactor *float64        `yaml:"min_decrease_factor" json:"min_decrease_factor,omitempty"`
-	DecreaseInterval  *units.Duration `yaml:"decrease_interval" json:"decrease_interval,omitempty"`
-	MinRate           *units.Rate     `yaml:"min_rate" json:"min_rate,omitempty"`
-	ClampTargetRate   *bool           `yaml:"clamp_target_rate" json:"clamp_target_rate,omitempty"`
-	ClampAfterTimeInc *bool           `yaml:"clamp_after_time_increase" json:"clamp_after_time_increase,omitempty"`
-	IncreaseInterval  *units.Duration `yaml:"increase_interval" json:"increase_interval,omitempty"`
-	ByteCounter       *units.Size     `yaml:"byte_counter" json:"byte_counter,omitempty"`
-	Threshold         *int            `yaml:"threshold" json:"threshold,omitempty"`
-	AIRate            *units.Rate     `yaml:"ai_rate" json:"ai_rate,omitempty"`
-	HAIRate           *units.Rate     `yaml:"hai_rate" json:"hai_rate,omitempty"`
-	CNPInterval       *units.Duration `yaml:"cnp_interval" json:"cnp_interval,omitempty"`
+	// DecreaseCoefficient: a cut removes α × this fraction of the rate
+	// (0.5 = the NIC's rpg_gd 11, a cut of RC·α/2).
+	DecreaseCoefficient *float64        `yaml:"decrease_coefficient" json:"decrease_coefficient,omitempty"`
+	DecreaseInterval    *units.Duration `yaml:"decrease_interval" json:"decrease_interval,omitempty"`
+	MinRate             *units.Rate     `yaml:"min_rate" json:"min_rate,omitempty"`
+	ClampTargetRate     *bool           `yaml:"clamp_target_rate" json:"clamp_target_rate,omitempty"`
+	ClampAfterTimeInc   *bool           `yaml:"clamp_after_time_increase" json:"clamp_after_time_increase,omitempty"`
+	IncreaseInterval    *units.Duration `yaml:"increase_interval" json:"increase_interval,omitempty"`
+	ByteCounter         *units.Size     `yaml:"byte_counter" json:"byte_counter,omitempty"`
+	Threshold           *int            `yaml:"threshold" json:"threshold,omitempty"`
+	AIRate              *units.Rate     `yaml:"ai_rate" json:"ai_rate,omitempty"`
+	HAIRate             *units.Rate     `yaml:"hai_rate" json:"hai_rate,omitempty"`
+	CNPInterval         *units.Duration `yaml:"cnp_interval" json:"cnp_interval,omitempty"`
 }
 
 // Workload is the traffic of the test.
@@ -204,6 +207,10 @@ type SimOpts struct {
 	// TimeLimit stops a job whose flows have not all finished by then
 	// (simulated time); the result is marked incomplete.
 	TimeLimit units.Duration `yaml:"time_limit" json:"time_limit"`
+	// MemoryLimit refuses a job whose estimated memory (route tables, flows,
+	// connections) exceeds it, with a sentence instead of an out-of-memory
+	// crash. Jobs run in parallel each get this much.
+	MemoryLimit units.Size `yaml:"memory_limit" json:"memory_limit"`
 	// RecordFlows keeps every flow record in the JSON output.
 	RecordFlows bool `yaml:"record_flows" json:"record_flows"`
 	// PortCounters keeps per-port counters in the JSON output.

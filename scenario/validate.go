@@ -35,6 +35,13 @@ const (
 	maxHosts = 1 << 20
 	minMTU   = 64 * units.Byte
 	maxMTU   = 64 * units.KiB
+	// minRTO is far below any fabric's round trip but keeps a typo (1ns,
+	// 1ps) from making every packet time out.
+	minRTO = units.Microsecond
+	// Oversubscription (a leaf's down:up capacity) beyond these bounds is a
+	// typo: 0.01 already asks for 100× more uplink than downlink.
+	minOversubscription = 0.01
+	maxOversubscription = 1000
 	// maxFlowFile bounds a flow list read at validation time.
 	maxFlowFile = 256 << 20
 )
@@ -162,8 +169,9 @@ func (c *checker) check(s *Scenario) error {
 	c.nic(s.NIC)
 	c.switches(s.Switch)
 	c.transport(s.Transport, s.Topology)
-	c.workload(s.Workload, s.Topology)
+	c.workload(s.Workload, s.Topology, s.Sim.TimeLimit)
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
+	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
 	if c.err != nil {
 		return c.err
 	}
@@ -187,8 +195,8 @@ func (c *checker) topology(t Topology) {
 		c.need(t.Spines >= 0, p+"spines", "must not be negative, got %d", t.Spines)
 		c.need(t.Spines <= maxHosts, p+"spines", "%d spines is more than the limit of %d", t.Spines, maxHosts)
 		if t.Spines == 0 {
-			c.need(t.Oversubscription > 0 && !math.IsInf(t.Oversubscription, 0), p+"oversubscription",
-				"must be more than 0 when spines is 0 (spines are derived from it), got %v", t.Oversubscription)
+			c.need(t.Oversubscription >= minOversubscription && t.Oversubscription <= maxOversubscription, p+"oversubscription",
+				"must be between %v and %v when spines is 0 (spines are derived from it), got %v", minOversubscription, maxOversubscription, t.Oversubscription)
 		}
 	case "fat-tree":
 		c.need(t.K >= 2 && t.K%2 == 0, p+"k", "fat-tree needs an even k ≥ 2, got %d", t.K)
@@ -218,7 +226,7 @@ func (c *checker) nic(n NIC) {
 	c.need(n.MTU >= minMTU && n.MTU <= maxMTU, p+"mtu", "must be between %v and %v, got %v", minMTU, maxMTU, n.MTU)
 	c.need(n.Overhead >= 0, p+"overhead", "must not be negative, got %v", n.Overhead)
 	c.need(n.AckEvery >= 1, p+"ack_every", "must be at least 1, got %d", n.AckEvery)
-	c.need(n.RTO > 0, p+"rto", "must be more than 0, got %v", n.RTO)
+	c.need(n.RTO >= minRTO, p+"rto", "must be at least %v, got %v: a timeout shorter than a round trip retransmits everything", minRTO, n.RTO)
 	c.need(n.MaxInflight == 0 || n.MaxInflight >= n.MTU, p+"max_inflight", "must be 0 (no cap) or at least one MTU (%v), got %v", n.MTU, n.MaxInflight)
 	c.need(n.Burst >= 1, p+"burst", "must be at least 1 packet, got %d", n.Burst)
 	c.need(n.DataPriority >= 0 && n.DataPriority <= 7, p+"data_priority", "must be a priority 0–7, got %d", n.DataPriority)
@@ -272,6 +280,7 @@ func (c *checker) transport(t Transport, topo Topology) {
 	unit("alpha_g", o.AlphaG, 0, true)
 	unit("initial_alpha", o.InitialAlpha, 0, false)
 	unit("min_decrease_factor", o.MinDecreaseFactor, 0, true)
+	unit("decrease_coefficient", o.DecreaseCoefficient, 0, true)
 	positive := func(key string, ok bool, v any) { c.need(ok, d+key, "must be more than 0, got %v", v) }
 	nonNeg := func(key string, ok bool, v any) { c.need(ok, d+key, "must not be negative, got %v", v) }
 	if o.AlphaInterval != nil {
@@ -318,7 +327,7 @@ func (c *checker) transport(t Transport, topo Topology) {
 	}
 }
 
-func (c *checker) workload(w Workload, t Topology) {
+func (c *checker) workload(w Workload, t Topology, limit units.Duration) {
 	const p = "workload."
 	if !oneOf(w.Kind, workloadKinds) {
 		if w.Kind == "" {
@@ -366,7 +375,7 @@ func (c *checker) workload(w Workload, t Topology) {
 		c.need(w.Senders < hosts, p+"senders", "%d senders and a target need %d hosts; the topology has %d", w.Senders, w.Senders+1, hosts)
 	}
 	if w.Kind == "flows" {
-		c.flows(w, hosts)
+		c.flows(w, hosts, limit)
 		return
 	}
 	c.need(w.File == "", p+"file", "is only read by kind flows; remove it or set kind: flows")
@@ -392,7 +401,7 @@ func (c *checker) sizes(s Sizes) {
 	}
 }
 
-func (c *checker) flows(w Workload, hosts int) {
+func (c *checker) flows(w Workload, hosts int, limit units.Duration) {
 	const p = "workload.file"
 	if w.File == "" {
 		c.fail(p, "kind flows needs a flow list file (src dst bytes [start] per line)")
@@ -410,6 +419,11 @@ func (c *checker) flows(w Workload, hosts int) {
 	for _, fl := range ff.flows {
 		if fl.Src >= hosts || fl.Dst >= hosts {
 			c.fail(p, "%s:%d: host %d is not in the topology (hosts 0–%d)", w.File, fl.Line, max(fl.Src, fl.Dst), hosts-1)
+			return
+		}
+		if limit > 0 && fl.Start >= limit {
+			c.fail(p, "%s:%d: the flow starts at %v, not before sim.time_limit %v, so it would never run; raise sim.time_limit or start it earlier",
+				w.File, fl.Line, fl.Start, limit)
 			return
 		}
 	}

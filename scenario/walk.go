@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 
 	"fabriclab/units"
 )
@@ -262,27 +265,37 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 	case reflect.Int, reflect.Int64:
 		in, ok := n.(*ast.IntegerNode)
 		if !ok {
-			return w.errf(n, path, "needs a whole number, got %s", describe(n))
+			return w.errf(n, path, "%s", wholeNumberError(n, false))
 		}
 		if u, ok := in.Value.(uint64); ok && u > math.MaxInt64 {
-			return w.errf(n, path, "%s is too large", in.GetToken().Value)
+			return w.errf(n, path, "%s is too large (max 2^63−1 = %d)", in.GetToken().Value, int64(math.MaxInt64))
 		}
 		return nil
 	case reflect.Uint64:
 		in, ok := n.(*ast.IntegerNode)
 		if !ok {
-			return w.errf(n, path, "needs a whole number, got %s", describe(n))
+			return w.errf(n, path, "%s", wholeNumberError(n, true))
 		}
 		if i, ok := in.Value.(int64); ok && i < 0 {
 			return w.errf(n, path, "must not be negative")
 		}
 		return nil
 	case reflect.Float64:
-		switch n.(type) {
+		switch v := n.(type) {
 		case *ast.IntegerNode, *ast.FloatNode:
 			return nil
 		case *ast.InfinityNode, *ast.NanNode:
 			return w.errf(n, path, "needs a finite number, got %s", describe(n))
+		case *ast.StringNode:
+			// The YAML library reads 1e-3 (an exponent without a dot) as
+			// text, yet decodes it into a float: accept the plain forms
+			// it decodes, and let validation judge the range.
+			if tk := v.GetToken(); tk != nil && tk.Type == token.StringType && floatRE.MatchString(v.Value) {
+				if _, err := strconv.ParseFloat(v.Value, 64); err != nil {
+					return w.errf(n, path, "%s is out of range for a number", v.Value)
+				}
+				return nil
+			}
 		}
 		return w.errf(n, path, "needs a number, got %s", describe(n))
 	case reflect.Bool:
@@ -297,6 +310,32 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 		return nil
 	}
 	return w.errf(n, path, "cannot be set from YAML")
+}
+
+// floatRE is a plain decimal number with an exponent, the form the YAML
+// library leaves as text.
+var floatRE = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+$`)
+
+// intRE is an integer literal, which the YAML library leaves as text when it
+// does not fit in 64 bits.
+var intRE = regexp.MustCompile(`^[-+]?([0-9][0-9_]*|0x[0-9a-fA-F_]+|0o[0-7_]+|0b[01_]+)$`)
+
+// wholeNumberError explains a value where a whole number is expected, naming
+// the range when the value is a whole number that does not fit.
+func wholeNumberError(n ast.Node, unsigned bool) string {
+	if s, ok := n.(*ast.StringNode); ok && intRE.MatchString(s.Value) {
+		switch {
+		case strings.HasPrefix(s.Value, "-") && unsigned:
+			return "must not be negative"
+		case strings.HasPrefix(s.Value, "-"):
+			return fmt.Sprintf("%s is too small (min −2^63 = %d)", s.Value, int64(math.MinInt64))
+		case unsigned:
+			return fmt.Sprintf("%s is too large (max 2^64−1 = %d)", s.Value, uint64(math.MaxUint64))
+		default:
+			return fmt.Sprintf("%s is too large (max 2^63−1 = %d)", s.Value, int64(math.MaxInt64))
+		}
+	}
+	return "needs a whole number, got " + describe(n)
 }
 
 // scalar returns the text of a scalar node.

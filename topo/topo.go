@@ -70,6 +70,35 @@ func NumHosts(s Spec) (int, error) {
 	return 0, fmt.Errorf("unknown topology kind %q", s.Kind)
 }
 
+// NumSwitches is how many switches spec builds (0 for an impossible spec).
+func NumSwitches(s Spec) int {
+	h, err := NumHosts(s)
+	if err != nil {
+		return 0
+	}
+	switch s.Kind {
+	case "leaf-spine":
+		ns := s.Spines
+		if ns <= 0 {
+			ns = SpinesFor(s.HostsPerLeaf, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
+		}
+		return h/s.HostsPerLeaf + ns
+	case "fat-tree":
+		return s.K*s.K + s.K*s.K/4
+	case "rail":
+		per := s.ServersPerGroup
+		if per <= 0 {
+			per = s.Servers
+		}
+		ns := s.Spines
+		if ns <= 0 {
+			ns = SpinesFor(per, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
+		}
+		return s.Servers/per*s.GPUsPerServer + ns
+	}
+	return 0
+}
+
 // SpinesFor is the spine count a leaf-spine or rail fabric gets when it is
 // not given: enough uplink capacity for down-capacity / oversubscription.
 func SpinesFor(down int, host, fab units.Rate, oversub float64) int {
@@ -193,6 +222,9 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 		return nil, fmt.Errorf("unknown topology kind %q", s.Kind)
 	}
 	ComputeRoutes(t)
+	if err := n.CheckBuffers(); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -138,3 +138,24 @@ func TestImpossibleSpecs(t *testing.T) {
 		}
 	}
 }
+
+func TestNumSwitchesMatchesBuild(t *testing.T) {
+	for _, s := range []Spec{
+		{Kind: "leaf-spine", Hosts: 32, HostsPerLeaf: 8},
+		{Kind: "leaf-spine", Hosts: 32, HostsPerLeaf: 8, Spines: 3},
+		{Kind: "fat-tree", K: 4},
+		{Kind: "fat-tree", K: 8},
+		{Kind: "rail", Servers: 4, GPUsPerServer: 8},
+		{Kind: "rail", Servers: 8, GPUsPerServer: 4, ServersPerGroup: 2},
+	} {
+		base := spec(s.Kind)
+		s.HostLink, s.FabricLink, s.Switch = base.HostLink, base.FabricLink, base.Switch
+		tp, err := Build(sim.NewScheduler(), 1, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := NumSwitches(s); got != len(tp.Net.Switches) {
+			t.Errorf("%+v: NumSwitches %d, built %d", s, got, len(tp.Net.Switches))
+		}
+	}
+}

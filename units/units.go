@@ -4,12 +4,36 @@
 // All three are plain integers underneath so that the simulator never does
 // float arithmetic on time: Rate is bits per second, Size is bytes and Duration
 // is picoseconds (the simulator's clock unit).
+//
+// Units are case-sensitive where case carries meaning, so that the classic
+// bits-versus-bytes slip is caught instead of being off by 8:
+//
+//   - sizes are bytes and end in an upper-case B: B, kB or KB, MB, GB, TB
+//     (powers of ten, as nccl-tests and disk vendors count) and KiB, MiB,
+//     GiB, TiB (powers of two; kiB is accepted too). A bare number is bytes.
+//     A lower-case b (8Mb, 8mb, 8Mib) is bits and an error; so are the bare
+//     K, M, G, T shorthands, which would be ambiguous between 10^6 and 2^20
+//     (and mean powers of ten in a rate). A size must come to a whole
+//     number of bytes (1.5KB is fine, 1.5B is not).
+//   - rates are bits per second and end in bps or b/s with a lower-case b,
+//     after an optional prefix in either case (Gbps, gbps, Gb/s), or are the
+//     prefix alone as a shorthand (100G). An upper-case B (GBps, GB/s,
+//     400GBPS) is bytes and an error. A bare number is an error.
+//   - durations take ps, ns, us, µs (or μs), ms, s in lower case only; a
+//     bare number must be 0.
+//
+// Numbers are decimal, with an optional fraction and exponent (1.5e3) and
+// _ separators, and are scaled exactly (no float rounding on the way).
+// Rates and durations are rounded to the nearest bit/s and picosecond.
 package units
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -48,31 +72,49 @@ const (
 	Second      Duration = 1e12
 )
 
-var rateUnits = map[string]float64{
-	"bps": 1, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "tbps": 1e12,
-	"b/s": 1, "kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "tb/s": 1e12,
-	"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
+// sizeUnits: exact spellings only.
+var sizeUnits = map[string]int64{
+	"B":  1,
+	"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+	"kiB": 1 << 10, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
 }
 
-// Size units are case-sensitive in the B/b sense only for clarity; we accept
-// "B" suffix forms. Decimal (KB, MB) are powers of 10 as nccl-tests and disk
-// vendors use; binary (KiB, MiB) are powers of 2.
-var sizeUnits = map[string]float64{
-	"": 1, "b": 1, "byte": 1, "bytes": 1,
-	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-	"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
-}
+const sizeHint = "B, kB or KB, MB, GB, TB, KiB, MiB, GiB, TiB"
 
-var durationUnits = map[string]float64{
+// ratePrefixes: the prefix of bps, b/s or the shorthand, any case.
+var ratePrefixes = map[string]int64{"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+const rateHint = "bps, Kbps, Mbps, Gbps, Tbps, the b/s forms such as Gb/s, or the shorthand 100G"
+
+var durationUnits = map[string]int64{
 	"ps": 1, "ns": 1e3, "us": 1e6, "µs": 1e6, "μs": 1e6, "ms": 1e9, "s": 1e12,
 }
 
+const durationHint = "ps, ns, us, µs, ms, s"
+
+// Bounds on how a number may be written: enough for any real value, small
+// enough that exact arithmetic on it stays cheap.
+const (
+	maxDigits   = 64
+	maxExponent = 1000
+	// maxValue keeps every parsed quantity far from overflowing int64 when
+	// the simulator adds or scales it.
+	maxValue = math.MaxInt64 / 2
+)
+
+// decimal is a number as written: (−1)^neg × mant × 10^exp.
+type decimal struct {
+	text string // as written, for suggestions
+	neg  bool
+	mant *big.Int
+	exp  int
+}
+
 // splitNumber splits "400Gbps" into 400 and "Gbps".
-func splitNumber(s string) (float64, string, error) {
+func splitNumber(s string) (decimal, string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return 0, "", fmt.Errorf("empty value")
+		return decimal{}, "", fmt.Errorf("empty value")
 	}
 	i := 0
 	for i < len(s) {
@@ -91,71 +133,218 @@ func splitNumber(s string) (float64, string, error) {
 	}
 	num := strings.ReplaceAll(s[:i], "_", "")
 	if num == "" {
-		return 0, "", fmt.Errorf("%q does not start with a number", s)
+		return decimal{}, "", fmt.Errorf("%q does not start with a number", s)
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, "", fmt.Errorf("%q is not a number", s)
+	d, err := parseDecimal(num)
+	if err != nil {
+		return decimal{}, "", fmt.Errorf("%q %v", s, err)
 	}
-	return v, strings.TrimSpace(s[i:]), nil
+	d.text = s[:i]
+	return d, strings.TrimSpace(s[i:]), nil
 }
 
-func scale(s string, v float64, unit string, table map[string]float64, kind, hint string) (int64, error) {
-	m, ok := table[strings.ToLower(unit)]
-	if !ok {
-		return 0, fmt.Errorf("%q: unknown %s unit %q (use %s)", s, kind, unit, hint)
+// parseDecimal reads [+-]digits[.digits][e[+-]digits] exactly.
+func parseDecimal(num string) (decimal, error) {
+	var d decimal
+	s := num
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		d.neg = s[0] == '-'
+		s = s[1:]
 	}
-	if v < 0 {
-		return 0, fmt.Errorf("%q: %s must not be negative", s, kind)
+	mant, expText, hasExp := strings.Cut(s, "e")
+	if !hasExp {
+		mant, expText, hasExp = strings.Cut(s, "E")
 	}
-	x := v * m
-	if x > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%q: %s is too large", s, kind)
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := whole + frac
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return d, fmt.Errorf("is not a number")
 	}
-	return int64(math.Round(x)), nil
+	digits = strings.TrimLeft(digits, "0")
+	if len(digits) > maxDigits {
+		return d, fmt.Errorf("has more than %d significant digits", maxDigits)
+	}
+	d.exp = -len(frac)
+	if hasExp {
+		e, err := strconv.Atoi(expText)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return d, fmt.Errorf("is not a number")
+		}
+		if err != nil || e > maxExponent || e < -maxExponent {
+			return d, fmt.Errorf("has an exponent beyond ±%d", maxExponent)
+		}
+		d.exp += e
+	}
+	d.mant = new(big.Int)
+	if digits != "" {
+		d.mant.SetString(digits, 10)
+	}
+	return d, nil
 }
 
-// ParseRate parses "400Gbps", "25 Gb/s", "100G". A bare number is rejected
-// because bits-vs-bytes mistakes are common.
+// scale multiplies d by the unit m: the exact quotient and whether a
+// fraction of the base unit was left over (rounded half up into q).
+func (d decimal) scale(m int64) (q int64, exact, tooLarge bool) {
+	num := new(big.Int).Mul(d.mant, big.NewInt(m))
+	den := big.NewInt(1)
+	ten := big.NewInt(10)
+	if d.exp >= 0 {
+		num.Mul(num, new(big.Int).Exp(ten, big.NewInt(int64(d.exp)), nil))
+	} else {
+		den.Exp(ten, big.NewInt(int64(-d.exp)), nil)
+	}
+	qb, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	exact = r.Sign() == 0
+	if r.Lsh(r, 1).Cmp(den) >= 0 {
+		qb.Add(qb, big.NewInt(1))
+	}
+	if !qb.IsInt64() || qb.Int64() > maxValue {
+		return 0, exact, true
+	}
+	return qb.Int64(), exact, false
+}
+
+// value scales a parsed number by unit multiplier m, rounding to the nearest
+// base unit, and checks sign and size. exact is false when a fraction of the
+// base unit was rounded away.
+func value(s string, d decimal, m int64, kind string) (x int64, exact bool, err error) {
+	if d.neg && d.mant.Sign() != 0 {
+		return 0, false, fmt.Errorf("%q: %s must not be negative", s, kind)
+	}
+	x, exact, tooLarge := d.scale(m)
+	if tooLarge {
+		return 0, false, fmt.Errorf("%q: %s is too large", s, kind)
+	}
+	return x, exact, nil
+}
+
+// caseHint suggests the correct spelling of a unit written in the wrong
+// case, if there is exactly one.
+func caseHint(u string, known []string) string {
+	for _, k := range known {
+		if strings.EqualFold(u, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+func keys(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseRate parses "400Gbps", "25 Gb/s", "100G" (see the package rules). A
+// bare number is rejected because bits-vs-bytes mistakes are common, and so
+// is an upper-case B (bytes).
 func ParseRate(s string) (Rate, error) {
-	v, u, err := splitNumber(s)
+	d, u, err := splitNumber(s)
 	if err != nil {
 		return 0, err
 	}
 	if u == "" {
 		return 0, fmt.Errorf("%q: a rate needs a unit (e.g. 400Gbps)", s)
 	}
-	if strings.HasSuffix(u, "B/s") || strings.HasSuffix(u, "Bps") {
-		return 0, fmt.Errorf("%q: rates are in bits per second (e.g. 400Gbps), not bytes", s)
+	if strings.Contains(u, "B") {
+		return 0, fmt.Errorf("%q: rates are in bits per second, written with a lower-case b (e.g. 400Gbps or 25Gb/s); B is bytes", s)
 	}
-	x, err := scale(s, v, u, rateUnits, "rate", "bps, Kbps, Mbps, Gbps, Tbps")
+	prefix, ok := strings.CutSuffix(u, "bps")
+	if !ok {
+		prefix, ok = strings.CutSuffix(u, "b/s")
+	}
+	if !ok && len(u) != 1 {
+		prefix = "?" // neither bps, b/s nor a one-letter shorthand
+	}
+	m, known := ratePrefixes[strings.ToLower(prefix)]
+	if !known || (!ok && prefix == "") {
+		msg := fmt.Sprintf("%q: unknown rate unit %q (use %s)", s, u, rateHint)
+		lower := strings.ToLower(u)
+		if strings.HasSuffix(lower, "bps") || strings.HasSuffix(lower, "b/s") {
+			msg += "; bps and b/s are lower-case"
+		} else if p, ok := strings.CutSuffix(u, "b"); ok && len(p) == 1 && ratePrefixes[lower[:1]] > 0 {
+			msg += fmt.Sprintf("; did you mean %sbps?", p)
+		}
+		return 0, errors.New(msg)
+	}
+	x, _, err := value(s, d, m, "rate")
 	return Rate(x), err
 }
 
-// ParseSize parses "64KiB", "8MB", "1500", "4096B".
+// ParseSize parses "64KiB", "8MB", "1500", "4096B" (see the package rules):
+// B-suffixed units only, a whole number of bytes.
 func ParseSize(s string) (Size, error) {
-	v, u, err := splitNumber(s)
+	d, u, err := splitNumber(s)
 	if err != nil {
 		return 0, err
 	}
-	x, err := scale(s, v, u, sizeUnits, "size", "B, KB, MB, GB, KiB, MiB, GiB")
-	return Size(x), err
+	m := int64(1)
+	if u != "" {
+		var ok bool
+		if m, ok = sizeUnits[u]; !ok {
+			return 0, sizeUnitError(s, d, u)
+		}
+	}
+	x, exact, err := value(s, d, m, "size")
+	if err != nil {
+		return 0, err
+	}
+	if !exact {
+		return 0, fmt.Errorf("%q: not a whole number of bytes; sizes are counted in whole bytes", s)
+	}
+	return Size(x), nil
+}
+
+// sizeUnitError explains a unit ParseSize does not take.
+func sizeUnitError(s string, d decimal, u string) error {
+	// Bits: an optional prefix, an optional i, then b, bit or bits.
+	base, bits := strings.CutSuffix(u, "bits")
+	if !bits {
+		base, bits = strings.CutSuffix(u, "bit")
+	}
+	if !bits {
+		base, bits = strings.CutSuffix(u, "b")
+	}
+	if bits {
+		base, _ = strings.CutSuffix(base, "i")
+	}
+	if _, prefix := ratePrefixes[strings.ToLower(base)]; bits && prefix {
+		return fmt.Errorf("%q: b is bits; sizes are in bytes (e.g. 8MB)", s)
+	}
+	if len(u) == 1 && strings.Contains("KkMmGgTt", u) {
+		p := strings.ToUpper(u)
+		return fmt.Errorf("%q: %s alone is ambiguous for a size; write %s%sB (powers of ten) or %s%siB (powers of two)", s, u, d.text, p, d.text, p)
+	}
+	if k := caseHint(u, keys(sizeUnits)); k != "" {
+		return fmt.Errorf("%q: unknown size unit %q (did you mean %s? size units are case-sensitive: %s)", s, u, k, sizeHint)
+	}
+	return fmt.Errorf("%q: unknown size unit %q (use %s)", s, u, sizeHint)
 }
 
 // ParseDuration parses "1us", "300µs", "2.5ms", "0". A bare non-zero number
-// is rejected.
+// is rejected; units are lower-case.
 func ParseDuration(s string) (Duration, error) {
-	v, u, err := splitNumber(s)
+	d, u, err := splitNumber(s)
 	if err != nil {
 		return 0, err
 	}
 	if u == "" {
-		if v == 0 {
+		if d.mant.Sign() == 0 {
 			return 0, nil
 		}
-		return 0, fmt.Errorf("%q: a duration needs a unit (ps, ns, us, ms, s)", s)
+		return 0, fmt.Errorf("%q: a duration needs a unit (%s)", s, durationHint)
 	}
-	x, err := scale(s, v, u, durationUnits, "duration", "ps, ns, us, ms, s")
+	m, ok := durationUnits[u]
+	if !ok {
+		if k := caseHint(u, keys(durationUnits)); k != "" {
+			return 0, fmt.Errorf("%q: unknown duration unit %q (did you mean %s? duration units are lower-case: %s)", s, u, k, durationHint)
+		}
+		return 0, fmt.Errorf("%q: unknown duration unit %q (use %s)", s, u, durationHint)
+	}
+	x, _, err := value(s, d, m, "duration")
 	return Duration(x), err
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"fabriclab/lab"
 	"fabriclab/metrics"
 	"fabriclab/report"
+	"fabriclab/scenario"
 )
 
 // version is set at build time: -ldflags "-X main.version=v1.2.3".
@@ -28,6 +28,7 @@ const (
 	exitOK          = 0
 	exitError       = 1   // a runtime error or a failed job
 	exitUsage       = 2   // bad flags or arguments
+	exitTimeLimit   = 3   // some job did not finish within sim.time_limit
 	exitInterrupted = 130 // 128 + SIGINT, as shells report it
 )
 
@@ -50,7 +51,8 @@ type app struct {
 	load           func(path string, sets []string) (*plan, error)
 	runJob         JobFunc
 	isTerminal     func(w io.Writer) bool
-	heartbeat      time.Duration // plain-progress heartbeat interval
+	termWidth      func(w io.Writer) int // columns; 0 if unknown
+	heartbeat      time.Duration         // plain-progress heartbeat interval
 	now            func() time.Time
 }
 
@@ -61,6 +63,7 @@ func newApp(stdout, stderr io.Writer) *app {
 		load:       loadPlan,
 		runJob:     lab.Run,
 		isTerminal: isTerminal,
+		termWidth:  termWidth,
 		heartbeat:  10 * time.Second,
 		now:        time.Now,
 	}
@@ -208,7 +211,12 @@ Progress goes to stderr: a progress bar on a terminal, otherwise one line per
 finished job. Ctrl-C stops the run: running jobs stop where they are and are
 reported as incomplete (marked *), jobs not started are skipped, the outputs
 are still written (JSON with "interrupted": true) and the exit code is 130.
-A failed job is reported on stderr and the exit code is 1.
+A failed job is reported on stderr and the exit code is 1. A job that runs out
+of simulated time (sim.time_limit) is reported on stderr, its row is marked
+incomplete (*) and the exit code is 3.
+
+Exit codes: 0 ok, 1 a job failed or bad scenario, 2 bad command line, 3 some
+job did not finish within sim.time_limit, 130 interrupted.
 
 Results do not depend on --parallel: each job is deterministic for its seed.`,
 		Example: `  fabriclab run examples/alltoall-dcqcn.yaml
@@ -248,12 +256,17 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	if f.jsonPath == "-" && f.csvPath == "-" {
 		return usageErr(cmd, "--json and --csv cannot both write to stdout")
 	}
+	if f.jsonPath != "" && f.jsonPath != "-" && filepath.Clean(f.jsonPath) == filepath.Clean(f.csvPath) {
+		return usageErr(cmd, "--json and --csv cannot both write to %s", f.jsonPath)
+	}
+	// Check the output files before any job runs rather than lose the
+	// results of a long run to a typo (see output.go).
 	for _, out := range []string{f.jsonPath, f.csvPath} {
 		if out == "" || out == "-" {
 			continue
 		}
-		if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-			return fmt.Errorf("cannot write %s: directory %s does not exist", out, filepath.Dir(out))
+		if err := checkOutput(out); err != nil {
+			return err
 		}
 	}
 
@@ -265,15 +278,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return withPath(path, errors.New("no jobs to run (no variants or no data sizes)"))
 	}
 
-	var rep Reporter
-	switch {
-	case f.quiet:
-	case a.isTerminal(a.stderr):
-		rep = newBarReporter(a.stderr)
-	default:
-		rep = newLineReporter(a.stderr, a.heartbeat)
-	}
-	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: rep}
+	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: a.reporter(f.quiet)}
 	started := a.now()
 	results := r.RunAll(ctx, p.Jobs)
 	finished := a.now()
@@ -304,6 +309,14 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 			fmt.Fprint(a.stderr, fr.Stack)
 		}
 	}
+	timedOut := 0
+	for _, jr := range results {
+		if hitTimeLimit(jr) {
+			timedOut++
+			fmt.Fprintf(a.stderr, "fabriclab: %s: stopped at the simulated time limit (%s); its row is incomplete (*)\n",
+				JobLabel(jr.Job), timeLimitSetting(jr.Job))
+		}
+	}
 	for _, err := range errs {
 		fmt.Fprintf(a.stderr, "fabriclab: %s\n", oneLine(err.Error()))
 	}
@@ -314,28 +327,39 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return &exitErr{exitError, fmt.Sprintf("%d of %s failed", len(failures), plural(len(p.Jobs), "job"))}
 	case len(errs) > 0:
 		return &exitErr{exitError, ""}
+	case timedOut > 0:
+		return &exitErr{exitTimeLimit, ""} // each job is named above
 	}
 	return nil
 }
 
-// writeTo writes with fn to path: nothing for "", stdout for "-", else a
-// file created (or truncated) now.
-func writeTo(stdout io.Writer, path string, fn func(io.Writer) error) error {
-	switch path {
-	case "":
+// reporter picks the progress display: none with --quiet, bars on a
+// terminal that reports a usable width, plain lines otherwise (a pipe, a
+// log file, or a terminal of width 0 such as one under script(1) without
+// stty cols, where bars would not show at all).
+func (a *app) reporter(quiet bool) Reporter {
+	switch {
+	case quiet:
 		return nil
-	case "-":
-		return fn(stdout)
+	case a.isTerminal(a.stderr) && a.termWidth(a.stderr) > 0:
+		return newBarReporter(a.stderr)
 	}
-	file, err := os.Create(path)
-	if err != nil {
-		return err
+	return newLineReporter(a.stderr, a.heartbeat)
+}
+
+// hitTimeLimit reports whether a job ran to its end without an error but
+// did not finish: it ran out of simulated time (sim.time_limit), as
+// opposed to being stopped by Ctrl-C.
+func hitTimeLimit(jr JobResult) bool {
+	return jr.Ran && jr.Err == nil && !jr.Stopped && !jr.Result.Complete
+}
+
+// timeLimitSetting is "sim.time_limit=1s" for the job's scenario.
+func timeLimitSetting(j scenario.Job) string {
+	if j.Spec == nil {
+		return "sim.time_limit"
 	}
-	if err := fn(file); err != nil {
-		file.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return file.Close()
+	return "sim.time_limit=" + j.Spec.Sim.TimeLimit.String()
 }
 
 // buildOutput gathers job results into the report, variants in plan order

@@ -21,6 +21,20 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// termWidth returns the width of the terminal w in columns, or 0 if w is
+// not a terminal or does not say.
+func termWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width < 0 {
+		return 0
+	}
+	return width
+}
+
 // barReporter draws progress bars on a terminal: one bar per running job
 // (its fraction done) above an overall bar of jobs done / total. Finished
 // jobs are logged above the bars.

@@ -29,6 +29,7 @@ type JobResult struct {
 	Result  metrics.SizeResult
 	Err     error
 	Ran     bool // false: never started because the run was cancelled first
+	Stopped bool // the run was cancelled when the job returned
 	Elapsed time.Duration
 	Stack   string // set when the job panicked
 }
@@ -166,6 +167,7 @@ func runOne(ctx context.Context, run JobFunc, job scenario.Job, progress lab.Pro
 			jr.Stack = string(debug.Stack())
 		}
 	}()
+	defer func() { jr.Stopped = ctx.Err() != nil }()
 	jr.Result, jr.Err = run(ctx, job, progress)
 	return jr
 }
@@ -182,8 +184,10 @@ func outcome(r JobResult) string {
 		return fmt.Sprintf("stopped after %s", fmtDur(r.Elapsed))
 	case r.Err != nil:
 		return fmt.Sprintf("failed after %s: %s", fmtDur(r.Elapsed), oneLine(r.Err.Error()))
+	case !r.Result.Complete && r.Stopped:
+		return fmt.Sprintf("stopped after %s", fmtDur(r.Elapsed))
 	case !r.Result.Complete:
-		return fmt.Sprintf("incomplete after %s", fmtDur(r.Elapsed))
+		return fmt.Sprintf("hit the simulated time limit after %s", fmtDur(r.Elapsed))
 	}
 	return fmt.Sprintf("done in %s", fmtDur(r.Elapsed))
 }

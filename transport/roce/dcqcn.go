@@ -50,7 +50,9 @@ const NoDeadline units.Duration = math.MaxInt64
 // DecreaseInterval = 0 every CNP cuts at once. A cut is
 //
 //	if clamp { RT ← RC }
-//	RC ← max(MinRate, RC · max(1 − α/2, 1 − MinDecreaseFactor))
+//	RC ← max(MinRate, RC · max(1 − α·DecreaseCoefficient, 1 − MinDecreaseFactor))
+//
+// (DecreaseCoefficient = 0.5 in every preset: the classic cut by α/2)
 //
 // followed by a reset of the increase stages (T = BC = 0, byte count 0,
 // increase timer restarted). The clamp rule follows the NIC's knobs:
@@ -291,7 +293,7 @@ func (r *ReactionPoint) cut(now units.Duration) {
 	if clamp {
 		r.rt = r.rc
 	}
-	f := 1 - r.alpha/2
+	f := 1 - float64(r.alpha*r.p.DecreaseCoefficient) // no fused multiply-add: same bits everywhere
 	if floor := 1 - r.p.MinDecreaseFactor; f < floor {
 		f = floor
 	}

@@ -119,6 +119,32 @@ func TestMinDecreaseFactorBoundsOneCut(t *testing.T) {
 	wantRates(t, "cut bounded to 25%", r, 300*units.Gbps, line400)
 }
 
+// DecreaseCoefficient is the fraction of α one cut removes: with α =
+// 1023/1024, 0.5 cuts 400G to 400G·(1 − 1023/2048) = 200.1953125G and 0.25
+// to 400G·(1 − 1023/4096) = 300.09765625G.
+func TestDecreaseCoefficientSetsTheCut(t *testing.T) {
+	for _, c := range []struct {
+		coef float64
+		want units.Rate
+	}{
+		{0.5, 200_195_312_500},
+		{0.25, 300_097_656_250},
+	} {
+		p := mustPreset(t, "default")
+		p.DecreaseCoefficient = c.coef
+		r := NewReactionPoint(p, line400)
+		r.OnCNP(0)
+		wantRates(t, fmt.Sprintf("coefficient %v", c.coef), r, c.want, line400)
+	}
+	// MinDecreaseFactor still bounds the cut: α = 1 and coefficient 1 ask for
+	// a cut to 0, one cut stops at half.
+	p := mustPreset(t, "default")
+	p.InitialAlpha, p.DecreaseCoefficient = 1, 1
+	r := NewReactionPoint(p, line400)
+	r.OnCNP(0)
+	wantRates(t, "coefficient 1, bounded", r, 200*units.Gbps, line400)
+}
+
 func TestMinRateIsTheFloorOfACut(t *testing.T) {
 	p := mustPreset(t, "default")
 	p.MinRate = 300 * units.Gbps

@@ -20,6 +20,12 @@ type DCQCNParams struct {
 	RateOnFirstCNP units.Rate
 	// MinDecreaseFactor bounds one cut: new rate ≥ rate × (1 − MinDecreaseFactor).
 	MinDecreaseFactor float64
+	// DecreaseCoefficient is the fraction of α one cut removes: RC ← RC·(1 −
+	// α·DecreaseCoefficient), still bounded by MinDecreaseFactor. 0.5 is the
+	// NIC's factory rpg_gd = 11, which DESIGN.md's reference table reads as
+	// "cut = rate·α/2" (the DCQCN paper's RC·(1 − α/2)). Other rpg_gd values
+	// are not converted here: set the fraction itself, in (0, 1].
+	DecreaseCoefficient float64
 	// DecreaseInterval: at most one rate cut per interval (NIC:
 	// rate_reduce_monitor_period); CNPs inside it only update α.
 	DecreaseInterval units.Duration

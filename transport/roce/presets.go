@@ -62,22 +62,23 @@ func PresetNames() []string {
 // in 1/1024 units, rpg_byte_reset=32767 is in 64-byte units.
 func presetDefault() DCQCNParams {
 	return DCQCNParams{
-		Enabled:           true,
-		AlphaG:            1019.0 / 1024,
-		AlphaInterval:     1 * units.Microsecond,
-		InitialAlpha:      1023.0 / 1024,
-		RateOnFirstCNP:    0,
-		MinDecreaseFactor: 0.5,
-		DecreaseInterval:  4 * units.Microsecond,
-		MinRate:           1 * units.Mbps,
-		ClampTargetRate:   false,
-		ClampAfterTimeInc: true,
-		IncreaseInterval:  300 * units.Microsecond,
-		ByteCounter:       32767 * 64,
-		Threshold:         1,
-		AIRate:            5 * units.Mbps,
-		HAIRate:           50 * units.Mbps,
-		CNPInterval:       4 * units.Microsecond,
+		Enabled:             true,
+		AlphaG:              1019.0 / 1024,
+		AlphaInterval:       1 * units.Microsecond,
+		InitialAlpha:        1023.0 / 1024,
+		RateOnFirstCNP:      0,
+		MinDecreaseFactor:   0.5,
+		DecreaseCoefficient: 0.5, // rpg_gd 11: a cut of RC·α/2 (DESIGN.md)
+		DecreaseInterval:    4 * units.Microsecond,
+		MinRate:             1 * units.Mbps,
+		ClampTargetRate:     false,
+		ClampAfterTimeInc:   true,
+		IncreaseInterval:    300 * units.Microsecond,
+		ByteCounter:         32767 * 64,
+		Threshold:           1,
+		AIRate:              5 * units.Mbps,
+		HAIRate:             50 * units.Mbps,
+		CNPInterval:         4 * units.Microsecond,
 	}
 }
 
@@ -102,6 +103,8 @@ func presetPaper() DCQCNParams {
 	// per flow, so at most one cut per 50 µs.
 	p.DecreaseInterval = 50 * units.Microsecond
 	p.CNPInterval = 50 * units.Microsecond
+	// The paper's cut is RC·(1 − α/2), the same fraction as the NIC default.
+	p.DecreaseCoefficient = 0.5
 	// The paper always remembers the rate before a cut as the target.
 	p.ClampTargetRate = true
 	// Rate-increase timer 55 µs, byte counter 10 MB, F = 5 fast-recovery steps.
@@ -175,6 +178,7 @@ func (p DCQCNParams) Validate() error {
 	check(p.InitialAlpha >= 0 && p.InitialAlpha <= 1, "initial alpha %v must be in [0, 1]", p.InitialAlpha)
 	check(p.RateOnFirstCNP >= 0, "rate on first CNP %v must be ≥ 0", p.RateOnFirstCNP)
 	check(p.MinDecreaseFactor > 0 && p.MinDecreaseFactor <= 1, "min decrease factor %v must be in (0, 1]", p.MinDecreaseFactor)
+	check(p.DecreaseCoefficient > 0 && p.DecreaseCoefficient <= 1, "decrease coefficient %v must be in (0, 1]", p.DecreaseCoefficient)
 	check(p.DecreaseInterval >= 0, "decrease interval %v must be ≥ 0", p.DecreaseInterval)
 	check(p.MinRate > 0, "min rate %v must be > 0", p.MinRate)
 	check(p.IncreaseInterval > 0, "rate increase interval %v must be > 0", p.IncreaseInterval)

@@ -26,6 +26,9 @@ func TestEveryPresetLoadsAndIsValid(t *testing.T) {
 		if p.Enabled != (n != "off") {
 			t.Errorf("%s: Enabled = %v", n, p.Enabled)
 		}
+		if p.DecreaseCoefficient != 0.5 {
+			t.Errorf("%s: DecreaseCoefficient = %v, want 0.5 (rpg_gd 11)", n, p.DecreaseCoefficient)
+		}
 	}
 	if p, err := Preset(" Tuned-Final "); err != nil || p != presetTunedFinal() {
 		t.Errorf("names should match case-insensitively: %v", err)
@@ -54,22 +57,23 @@ func TestUnknownPresetErrorListsValidNames(t *testing.T) {
 // The default preset is DESIGN.md's "DCQCN reference values" table.
 func TestDefaultPresetIsTheDesignTable(t *testing.T) {
 	want := DCQCNParams{
-		Enabled:           true,
-		AlphaG:            1019.0 / 1024,           // dce_tcp_g 1019
-		AlphaInterval:     1 * units.Microsecond,   // dce_tcp_rtt
-		InitialAlpha:      1023.0 / 1024,           // initial_alpha_value 1023
-		RateOnFirstCNP:    0,                       // rate_to_set_on_first_cnp
-		MinDecreaseFactor: 0.50,                    // rpg_min_dec_fac 50 %
-		DecreaseInterval:  4 * units.Microsecond,   // rate_reduce_monitor_period
-		MinRate:           1 * units.Mbps,          // rpg_min_rate
-		ClampTargetRate:   false,                   // clamp_tgt_rate
-		ClampAfterTimeInc: true,                    // clamp_tgt_rate_after_time_inc
-		IncreaseInterval:  300 * units.Microsecond, // rpg_time_reset
-		ByteCounter:       2097088,                 // rpg_byte_reset 32767 × 64 B
-		Threshold:         1,                       // rpg_threshold
-		AIRate:            5 * units.Mbps,          // rpg_ai_rate
-		HAIRate:           50 * units.Mbps,         // rpg_hai_rate
-		CNPInterval:       4 * units.Microsecond,   // min_time_between_cnps
+		Enabled:             true,
+		AlphaG:              1019.0 / 1024,           // dce_tcp_g 1019
+		AlphaInterval:       1 * units.Microsecond,   // dce_tcp_rtt
+		InitialAlpha:        1023.0 / 1024,           // initial_alpha_value 1023
+		RateOnFirstCNP:      0,                       // rate_to_set_on_first_cnp
+		MinDecreaseFactor:   0.50,                    // rpg_min_dec_fac 50 %
+		DecreaseCoefficient: 0.5,                     // rpg_gd 11: cut = rate·α/2
+		DecreaseInterval:    4 * units.Microsecond,   // rate_reduce_monitor_period
+		MinRate:             1 * units.Mbps,          // rpg_min_rate
+		ClampTargetRate:     false,                   // clamp_tgt_rate
+		ClampAfterTimeInc:   true,                    // clamp_tgt_rate_after_time_inc
+		IncreaseInterval:    300 * units.Microsecond, // rpg_time_reset
+		ByteCounter:         2097088,                 // rpg_byte_reset 32767 × 64 B
+		Threshold:           1,                       // rpg_threshold
+		AIRate:              5 * units.Mbps,          // rpg_ai_rate
+		HAIRate:             50 * units.Mbps,         // rpg_hai_rate
+		CNPInterval:         4 * units.Microsecond,   // min_time_between_cnps
 	}
 	got := mustPreset(t, "default")
 	if got != want {
@@ -125,11 +129,12 @@ func TestValidateNamesEachBadKnob(t *testing.T) {
 	p.AlphaG = 1.5
 	p.IncreaseInterval = 0
 	p.Threshold = -1
+	p.DecreaseCoefficient = 0
 	err := p.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, s := range []string{"alpha factor", "rate increase interval", "threshold"} {
+	for _, s := range []string{"alpha factor", "rate increase interval", "threshold", "decrease coefficient"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not mention %q", err, s)
 		}
