@@ -69,7 +69,7 @@ func Build(job scenario.Job) (*Sim, error) {
 		CtrlPrio:    uint8(spec.NIC.ControlPriority),
 		DCQCN:       dq,
 	}
-	dag, err := buildDAG(job, tp.Hosts)
+	dag, err := buildDAG(job, tp)
 	if err != nil {
 		return nil, err
 	}
@@ -108,21 +108,34 @@ func TopoSpec(spec *scenario.Scenario) topo.Spec {
 		GPUsPerServer: t.GPUsPerServer, ServersPerGroup: t.ServersPerGroup,
 		HostLink:   topo.Link{Rate: t.HostLink.Rate, Delay: t.HostLink.Delay},
 		FabricLink: topo.Link{Rate: t.FabricLink.Rate, Delay: t.FabricLink.Delay},
+		ScaleUp:    topo.Link{Rate: t.ScaleUp.Rate, Delay: t.ScaleUp.Delay},
 		Switch:     cfg,
 		ECMPSeed:   sw.ECMPSeed,
 	}
 }
 
-func buildDAG(job scenario.Job, hosts int) (*workload.DAG, error) {
+func buildDAG(job scenario.Job, tp *topo.Topology) (*workload.DAG, error) {
 	w := job.Spec.Workload
+	hosts := tp.Hosts
 	ranks := w.Ranks
 	if ranks == 0 {
 		ranks = hosts
 	}
 	size := int64(job.Size)
 	if workload.Algorithms(w.Kind) != nil {
+		rankHost, err := workload.Place(w.Placement, ranks, tp.Server, tp.Rail, w.RanksPerServer,
+			sim.NewRNG(job.Seed, "placement"), w.PlacementHosts)
+		if err != nil {
+			return nil, fmt.Errorf("workload.placement: %w", err)
+		}
+		rankServer := make([]int, ranks)
+		rankRail := make([]int, ranks)
+		for r, h := range rankHost {
+			rankServer[r], rankRail[r] = tp.Server[h], tp.Rail[h]
+		}
 		d, err := workload.Build(workload.Spec{
 			Collective: w.Kind, Algorithm: w.Algorithm, Ranks: ranks, Size: size, Root: w.Root,
+			RankHost: rankHost, RankServer: rankServer, RankRail: rankRail,
 			ChunkSize: int64(w.MessageSize), QPs: w.QPs, Seed: job.Seed,
 			Iterations: w.Iterations, Warmup: w.Warmup,
 		})
@@ -130,8 +143,17 @@ func buildDAG(job scenario.Job, hosts int) (*workload.DAG, error) {
 			return nil, err
 		}
 		for i := range d.Msgs {
-			if m := &d.Msgs[i]; !m.Marker && m.Src == m.Dst {
-				return nil, fmt.Errorf("ranks %d and %d share host %d: intra-host transfers are not modelled yet", m.SrcRank, m.DstRank, m.Src)
+			m := &d.Msgs[i]
+			if m.Marker || tp.Server[m.Src] != tp.Server[m.Dst] {
+				continue
+			}
+			if m.Src == m.Dst {
+				return nil, fmt.Errorf("ranks %d and %d share host %d", m.SrcRank, m.DstRank, m.Src)
+			}
+			// Inside a server: over the scale-up domain when there is one,
+			// else through the NICs and the leaf.
+			if tp.ScaleUpEndpoint != nil {
+				m.Src, m.Dst = int32(tp.ScaleUpEndpoint[m.Src]), int32(tp.ScaleUpEndpoint[m.Dst])
 			}
 		}
 		return d, nil
@@ -293,6 +315,9 @@ func routeBytes(ts topo.Spec) int64 {
 	h, err := topo.NumHosts(ts)
 	if err != nil {
 		return 0
+	}
+	if ts.ScaleUp.Rate > 0 {
+		h *= 2 // every GPU's scale-up endpoint is in the tables too
 	}
 	return int64(topo.NumSwitches(ts)) * int64(h) * 24
 }

@@ -176,8 +176,9 @@ func (s *Sim) AloneFCT(src, dst int, bytes int64) sim.Time {
 // a late earliest start add their start to their own serialization.
 func (s *Sim) IdealTime() sim.Time {
 	tp := s.Topo
-	tx := make([]int64, tp.Hosts)
-	rx := make([]int64, tp.Hosts)
+	ids := len(tp.Net.HostPorts) // NICs, then scale-up endpoints
+	tx := make([]int64, ids)
+	rx := make([]int64, ids)
 	up := map[*fabric.Switch]int64{}
 	down := map[*fabric.Switch]int64{}
 	for _, m := range s.DAG.Msgs {
@@ -196,7 +197,7 @@ func (s *Sim) IdealTime() sim.Time {
 			}
 		}
 	}
-	for h := 0; h < tp.Hosts; h++ {
+	for h := 0; h < ids; h++ {
 		r := tp.Net.HostPorts[h].Rate
 		consider(tx[h], r)
 		consider(rx[h], r)

@@ -59,6 +59,11 @@ type Topology struct {
 
 	HostLink   Link `yaml:"host_link" json:"host_link"`
 	FabricLink Link `yaml:"fabric_link" json:"fabric_link"`
+	// ScaleUp is each GPU's link into its server's scale-up domain
+	// (NVLink/NVSwitch-like, non-blocking within the server). Transfers
+	// between ranks of one server use it instead of the NIC and the fabric.
+	// Rate 0 = no scale-up domain.
+	ScaleUp Link `yaml:"scale_up" json:"scale_up"`
 	// SwitchLatency is the fixed forwarding delay added inside each switch on
 	// top of store-and-forward.
 	SwitchLatency units.Duration `yaml:"switch_latency" json:"switch_latency"`
@@ -170,6 +175,12 @@ type Workload struct {
 	// Ranks is the number of ranks (one per NIC, packed); 0 = every host (the
 	// loader fills in the host count).
 	Ranks int `yaml:"ranks" json:"ranks"`
+	// Placement maps ranks to hosts: packed, spread, rail-aligned,
+	// random (seeded) or list (PlacementHosts).
+	Placement      string `yaml:"placement" json:"placement"`
+	PlacementHosts []int  `yaml:"placement_hosts" json:"placement_hosts,omitempty"`
+	// RanksPerServer is how many GPUs of each server take a rank (0 = all).
+	RanksPerServer int `yaml:"ranks_per_server" json:"ranks_per_server,omitempty"`
 	// Root is the root rank of broadcast, reduce, gather and scatter.
 	Root int `yaml:"root" json:"root,omitempty"`
 	// MessageSize splits every rank-to-rank transfer into chunks of at most

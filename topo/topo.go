@@ -29,8 +29,13 @@ type Spec struct {
 	Servers, GPUsPerServer, ServersPerGroup int
 
 	HostLink, FabricLink Link
-	Switch               *fabric.SwitchConfig
-	ECMPSeed             uint64
+	// ScaleUp, when its rate is set, gives every server a scale-up domain
+	// (NVLink/NVSwitch-like): each GPU gets a second endpoint on a
+	// non-blocking per-server switch, and intra-server transfers use it
+	// instead of the NIC and the fabric.
+	ScaleUp  Link
+	Switch   *fabric.SwitchConfig
+	ECMPSeed uint64
 }
 
 // Topology is a built fabric plus what workloads and ideal-time formulas
@@ -40,9 +45,16 @@ type Topology struct {
 	Hosts int
 	// Edge[h] is the switch host h attaches to.
 	Edge []*fabric.Switch
-	// Server[h] is the server (scale-up domain) of host h; hosts are their
-	// own server except on rail topologies.
+	// Server[h] is the server (scale-up domain) of host h and Rail[h] its
+	// NIC's index within the server: consecutive groups of GPUsPerServer
+	// hosts on leaf-spine and fat-tree (1 = every host its own server),
+	// the servers of a rail topology.
 	Server []int
+	Rail   []int
+	// ScaleUpEndpoint[h] is the network id of host h's scale-up endpoint
+	// (nil without a scale-up domain). Network ids Hosts… are these
+	// endpoints; Edge covers them too.
+	ScaleUpEndpoint []int
 	// Tiers lists switch tier names from the edge up.
 	Tiers []string
 }
@@ -82,9 +94,9 @@ func NumSwitches(s Spec) int {
 		if ns <= 0 {
 			ns = SpinesFor(s.HostsPerLeaf, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
 		}
-		return h/s.HostsPerLeaf + ns
+		return h/s.HostsPerLeaf + ns + scaleUpSwitches(s, h)
 	case "fat-tree":
-		return s.K*s.K + s.K*s.K/4
+		return s.K*s.K + s.K*s.K/4 + scaleUpSwitches(s, h)
 	case "rail":
 		per := s.ServersPerGroup
 		if per <= 0 {
@@ -94,9 +106,21 @@ func NumSwitches(s Spec) int {
 		if ns <= 0 {
 			ns = SpinesFor(per, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
 		}
-		return s.Servers/per*s.GPUsPerServer + ns
+		return s.Servers/per*s.GPUsPerServer + ns + scaleUpSwitches(s, h)
 	}
 	return 0
+}
+
+// scaleUpSwitches is one per server when the spec has a scale-up domain.
+func scaleUpSwitches(s Spec, hosts int) int {
+	if s.ScaleUp.Rate <= 0 {
+		return 0
+	}
+	if s.Kind == "rail" {
+		return s.Servers
+	}
+	g := max(s.GPUsPerServer, 1)
+	return (hosts + g - 1) / g
 }
 
 // SpinesFor is the spine count a leaf-spine or rail fabric gets when it is
@@ -125,10 +149,16 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 	if s.HostLink.Rate <= 0 || s.FabricLink.Rate <= 0 {
 		return nil, fmt.Errorf("link rates must be positive")
 	}
-	t := &Topology{Net: fabric.NewNetwork(sched, seed, nh), Hosts: nh,
-		Edge: make([]*fabric.Switch, nh), Server: make([]int, nh)}
-	for h := range t.Server {
-		t.Server[h] = h
+	ids := nh
+	if s.ScaleUp.Rate > 0 {
+		ids = 2 * nh
+	}
+	t := &Topology{Net: fabric.NewNetwork(sched, seed, ids), Hosts: nh,
+		Edge: make([]*fabric.Switch, ids), Server: make([]int, nh), Rail: make([]int, nh)}
+	if g := max(s.GPUsPerServer, 1); s.Kind != "rail" {
+		for h := range t.Server {
+			t.Server[h], t.Rail[h] = h/g, h%g
+		}
 	}
 	n := t.Net
 	addHost := func(h int, sw *fabric.Switch) {
@@ -208,7 +238,7 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 				for sv := grp * per; sv < (grp+1)*per; sv++ {
 					hid := sv*g + r
 					addHost(hid, leaf)
-					t.Server[hid] = sv
+					t.Server[hid], t.Rail[hid] = sv, r
 				}
 			}
 		}
@@ -221,11 +251,38 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 	default:
 		return nil, fmt.Errorf("unknown topology kind %q", s.Kind)
 	}
+	if s.ScaleUp.Rate > 0 {
+		buildScaleUp(t, s)
+	}
 	ComputeRoutes(t)
 	if err := n.CheckBuffers(); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// buildScaleUp gives every server a non-blocking scale-up switch with one
+// endpoint per GPU at the scale-up rate. The switch is lossless with a
+// buffer large enough never to be the limit (a crossbar like NVSwitch is
+// not buffer-bound at these scales) and marks nothing.
+func buildScaleUp(t *Topology, s Spec) {
+	cfg := *s.Switch
+	cfg.ECN = false
+	cfg.Buffer = 1 << 40
+	t.ScaleUpEndpoint = make([]int, t.Hosts)
+	switches := map[int]*fabric.Switch{}
+	for h := 0; h < t.Hosts; h++ {
+		sv := t.Server[h]
+		sw, ok := switches[sv]
+		if !ok {
+			sw = t.Net.AddSwitch(fmt.Sprintf("scaleup%d", sv), "scale-up", &cfg, s.ECMPSeed)
+			switches[sv] = sw
+		}
+		id := t.Hosts + h
+		t.Net.ConnectHost(id, sw, s.ScaleUp.Rate, s.ScaleUp.Delay)
+		t.Edge[id] = sw
+		t.ScaleUpEndpoint[h] = id
+	}
 }
 
 // ComputeRoutes fills every switch's Next table with all shortest-path
@@ -270,7 +327,7 @@ func ComputeRoutes(t *Topology) {
 		groups[edge] = g
 	}
 	for _, s := range n.Switches {
-		s.Next = make([][]*fabric.Port, t.Hosts)
+		s.Next = make([][]*fabric.Port, len(t.Edge))
 	}
 	for h, edge := range t.Edge {
 		g := groups[edge]
