@@ -58,3 +58,25 @@ func TestPlacementPackedVersusSpread(t *testing.T) {
 		t.Fatalf("packed %.1f us vs spread %.1f us: scale-up should be ~4× faster", cct["packed"]*1e6, cct["spread"]*1e6)
 	}
 }
+
+// On a rail-optimized fabric with a scale-up domain, the rail-aware
+// (PXN-like) all-to-all keeps fabric traffic on single rails and beats the
+// direct algorithm, whose cross-rail flows collide on the spines.
+func TestRailAwareAllToAllBeatsDirectOnRails(t *testing.T) {
+	bw := map[string]float64{}
+	for _, algo := range []string{"direct", "rail-aware"} {
+		s := scenario.Defaults()
+		s.Name = "rail"
+		s.Topology.Kind = "rail"
+		s.Topology.Servers, s.Topology.GPUsPerServer = 4, 8
+		s.Topology.ScaleUp = scenario.Link{Rate: 3600 * units.Gbps, Delay: 500 * units.Nanosecond}
+		s.Transport.DCQCN.Preset = "off"
+		s.Workload = scenario.Workload{Kind: "alltoall", Algorithm: algo, QPs: 1, Iterations: 1}
+		r := run(t, s, 16*units.MiB)
+		bw[algo] = r.BusBWGBps
+		t.Logf("%-10s busbw %.1f GB/s, %.1f%% of ideal", algo, r.BusBWGBps, r.IdealPct)
+	}
+	if bw["rail-aware"] < 1.1*bw["direct"] {
+		t.Fatalf("rail-aware %.1f GB/s is not well above direct %.1f GB/s", bw["rail-aware"], bw["direct"])
+	}
+}

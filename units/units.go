@@ -239,14 +239,17 @@ func keys(m map[string]int64) []string {
 }
 
 // ParseRate parses "400Gbps", "25 Gb/s", "100G" (see the package rules). A
-// bare number is rejected because bits-vs-bytes mistakes are common, and so
-// is an upper-case B (bytes).
+// bare number other than 0 is rejected because bits-vs-bytes mistakes are
+// common, and so is an upper-case B (bytes).
 func ParseRate(s string) (Rate, error) {
 	d, u, err := splitNumber(s)
 	if err != nil {
 		return 0, err
 	}
 	if u == "" {
+		if d.mant.Sign() == 0 {
+			return 0, nil // zero needs no unit (e.g. "no scale-up domain")
+		}
 		return 0, fmt.Errorf("%q: a rate needs a unit (e.g. 400Gbps)", s)
 	}
 	if strings.Contains(u, "B") {

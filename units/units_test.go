@@ -201,3 +201,12 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestZeroRateNeedsNoUnit(t *testing.T) {
+	if r, err := ParseRate("0"); err != nil || r != 0 {
+		t.Fatalf("ParseRate(0) = %v, %v", r, err)
+	}
+	if _, err := ParseRate("5"); err == nil {
+		t.Fatal("a bare 5 was accepted as a rate")
+	}
+}
