@@ -91,6 +91,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"allreduce-algorithms.yaml": {"workload.sizes.list=[1MiB]"},
 		"alltoall-qps.yaml":         {"workload.sizes.list=[4MiB]"},
 		"rail-alltoall.yaml":        {"workload.sizes.list=[4MiB]"},
+		"sweep-qps.yaml":            {"workload.sizes.list=[4MiB]"},
 		"incast.yaml":               {"workload.sizes.list=[64KiB]"},
 		"fattree-permutation.yaml":  nil,
 		"flows.yaml":                nil,

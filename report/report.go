@@ -4,8 +4,10 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -22,7 +24,8 @@ type Output struct {
 	Scenario     string   `json:"scenario"`
 	ScenarioFile string   `json:"scenario_file"`
 	Seed         uint64   `json:"seed"`
-	Sets         []string `json:"sets,omitempty"` // --set overrides applied to the file
+	Sets         []string `json:"sets,omitempty"`   // --set overrides applied to the file
+	Sweeps       []string `json:"sweeps,omitempty"` // --sweep options applied to the file
 	Version      string   `json:"version"`
 	Started      string   `json:"started"`  // RFC 3339
 	Finished     string   `json:"finished"` // RFC 3339
@@ -32,11 +35,91 @@ type Output struct {
 	Variants    []VariantResult `json:"variants"`
 }
 
-// VariantResult is one variant's results, one per data size.
+// VariantResult is one variant's results, one per data size. With a sweep
+// every sweep point is a variant of its own.
 type VariantResult struct {
-	Name       string               `json:"name"`
-	Collective string               `json:"collective"` // workload kind, e.g. alltoall
-	Results    []metrics.SizeResult `json:"results"`
+	Name       string `json:"name"`
+	Collective string `json:"collective"` // workload kind, e.g. alltoall
+	// Parent is the scenario file's variant a sweep point expands; empty
+	// without a sweep or for a file without variants.
+	Parent string `json:"parent,omitempty"`
+	// Sweep is the point: each swept key with its value as written.
+	Sweep   Point                `json:"sweep,omitempty"`
+	Results []metrics.SizeResult `json:"results"`
+}
+
+// SweepValue is the value a sweep point gives one dotted scenario key, as
+// written in the scenario (or on the command line).
+type SweepValue struct {
+	Key, Value string
+}
+
+// Point is a sweep point: the swept keys in sweep order with their values.
+// In JSON it is an object {"workload.qps": "4", …} whose keys keep that
+// order.
+type Point []SweepValue
+
+// MarshalJSON encodes p as an object in key order.
+func (p Point) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, v := range p {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(v.Key)
+		if err != nil {
+			return nil, err
+		}
+		x, err := json.Marshal(v.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(x)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON decodes an object of strings, keeping its key order.
+func (p *Point) UnmarshalJSON(data []byte) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	t, err := d.Token()
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		*p = nil
+		return nil
+	}
+	if t != json.Delim('{') {
+		return errors.New("report: a sweep point must be an object of strings")
+	}
+	out := Point{}
+	for d.More() {
+		k, err := d.Token()
+		if err != nil {
+			return err
+		}
+		var v string
+		if err := d.Decode(&v); err != nil {
+			return err
+		}
+		out = append(out, SweepValue{Key: k.(string), Value: v})
+	}
+	*p = out
+	return nil
+}
+
+// String is the point as "key=value;key=value" (the CSV sweep column).
+func (p Point) String() string {
+	parts := make([]string, len(p))
+	for i, v := range p {
+		parts[i] = v.Key + "=" + v.Value
+	}
+	return strings.Join(parts, ";")
 }
 
 // Sorted returns a copy of o whose variants' results are ordered by size
@@ -81,9 +164,12 @@ var CSVHeader = []string{
 	"variant", "size_bytes", "ranks", "cct_s", "algbw_gbps", "busbw_gbps",
 	"ideal_s", "ideal_pct", "pfc_pauses", "ecn_marks", "drops", "retransmits",
 	"cnps", "timeouts", "complete", "routed_ideal_s", "routed_ideal_pct",
+	"sweep",
 }
 
 // WriteCSV writes one row per variant × size, in variant order and by size.
+// The sweep column is the variant's sweep point as key=value;key=value
+// (empty without a sweep).
 func WriteCSV(w io.Writer, o Output) error {
 	o = Sorted(o)
 	cw := csv.NewWriter(w)
@@ -99,6 +185,7 @@ func WriteCSV(w io.Writer, o Output) error {
 				f(r.IdealS), f(r.IdealPct), i(r.PFCPauses), i(r.ECNMarks), i(r.Drops), i(r.Retransmits),
 				i(r.CNPs), i(r.Timeouts), strconv.FormatBool(r.Complete),
 				f(r.RoutedIdealS), f(r.RoutedIdealPct),
+				v.Sweep.String(),
 			}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -281,7 +368,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 }
 
 // WriteTables writes every variant's table, in order, separated by a blank
-// line.
+// line, then, when there is a sweep, the sweep summary (WriteSweepSummary).
 func WriteTables(w io.Writer, o Output) error {
 	for i, v := range o.Variants {
 		if i > 0 {
@@ -293,7 +380,202 @@ func WriteTables(w io.Writer, o Output) error {
 			return err
 		}
 	}
-	return nil
+	if !hasSweep(o) {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return WriteSweepSummary(w, o)
+}
+
+func hasSweep(o Output) bool {
+	for _, v := range o.Variants {
+		if len(v.Sweep) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sweepCols are the measured columns of the sweep summary, after the
+// point's values and the size.
+var sweepCols = []struct {
+	top, unit string
+	min       int
+}{
+	{"size", "", 5},
+	{"time", "(us)", 8},
+	{"busbw", "(GB/s)", 6},
+	{"%ideal", "", 6},
+	{"pfc", "", 7},
+	{"ecn", "", 7},
+	{"drops", "", 6},
+}
+
+// WriteSweepSummary writes the sweep's results as one compact table, one
+// row per sweep point and data size (points in order, sizes ascending):
+//
+//	# sweep: workload.qps  (4 points; one row per point and size)
+//	#  qps   size      time   busbw  %ideal      pfc      ecn   drops
+//	#                  (us)  (GB/s)
+//	   1    16MiB     396.4   42.30    84.7        0        0       0
+//
+// The leading columns are the point's values, headed by the key's last
+// segment (the whole key when two keys end the same way), after the
+// variant of the file when it has variants; then the human size, time,
+// bus bandwidth, % of ideal, PFC pauses, ECN marks and drops. Marks and
+// footnotes are those of WriteTable. Variants that are not sweep points
+// are left out; without any it writes nothing.
+func WriteSweepSummary(w io.Writer, o Output) error {
+	var vs []VariantResult
+	var keys []string
+	seen := map[string]bool{}
+	parents := false
+	for _, v := range o.Variants {
+		if len(v.Sweep) == 0 {
+			continue
+		}
+		vs = append(vs, v)
+		parents = parents || v.Parent != ""
+		for _, sv := range v.Sweep {
+			if !seen[sv.Key] {
+				seen[sv.Key] = true
+				keys = append(keys, sv.Key)
+			}
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	var lead []string
+	if parents {
+		lead = append(lead, "variant")
+	}
+	lead = append(lead, sweepLabels(keys)...)
+	nl := len(lead)
+
+	tops := append([]string(nil), lead...)
+	unitsRow := make([]string, nl)
+	width := make([]int, nl+len(sweepCols))
+	for c, l := range lead {
+		width[c] = len(l)
+	}
+	for c, col := range sweepCols {
+		tops = append(tops, col.top)
+		unitsRow = append(unitsRow, col.unit)
+		width[nl+c] = max(len(col.top), len(col.unit), col.min)
+	}
+
+	var rows [][]string
+	var marks []string
+	var incomplete, failed int
+	for _, v := range vs {
+		pre := make([]string, 0, nl)
+		if parents {
+			pre = append(pre, v.Parent)
+		}
+		for _, k := range keys {
+			val := ""
+			for _, sv := range v.Sweep {
+				if sv.Key == k {
+					val = sv.Value
+				}
+			}
+			pre = append(pre, val)
+		}
+		for _, r := range sortedResults(v.Results) {
+			row := append(append([]string(nil), pre...), units.Size(r.SizeBytes).String())
+			switch {
+			case r.Error != "":
+				failed++
+				marks = append(marks, "! "+oneLine(r.Error))
+			default:
+				row = append(row,
+					usec(r.CCTS),
+					fmt.Sprintf("%.2f", r.BusBWGBps),
+					fmt.Sprintf("%.1f", r.IdealPct),
+					strconv.FormatInt(r.PFCPauses, 10),
+					strconv.FormatInt(r.ECNMarks, 10),
+					strconv.FormatInt(r.Drops, 10),
+				)
+				if r.Complete {
+					marks = append(marks, "")
+				} else {
+					incomplete++
+					marks = append(marks, "*")
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	for _, row := range rows {
+		for c, cell := range row {
+			width[c] = max(width[c], len(cell))
+		}
+	}
+	line := func(prefix string, cells []string) string {
+		var l strings.Builder
+		l.WriteString(prefix)
+		for c, cell := range cells {
+			l.WriteString("  ")
+			if c < nl {
+				fmt.Fprintf(&l, "%-*s", width[c], cell)
+			} else {
+				fmt.Fprintf(&l, "%*s", width[c], cell)
+			}
+		}
+		return l.String()
+	}
+
+	var b strings.Builder
+	points := fmt.Sprintf("%d points", len(vs))
+	if len(vs) == 1 {
+		points = "1 point"
+	}
+	fmt.Fprintf(&b, "# sweep: %s  (%s; one row per point and size)\n", strings.Join(keys, ", "), points)
+	b.WriteString(strings.TrimRight(line("#", tops), " "))
+	b.WriteByte('\n')
+	b.WriteString(strings.TrimRight(line("#", unitsRow), " "))
+	b.WriteByte('\n')
+	for i, row := range rows {
+		l := line(" ", row)
+		switch {
+		case strings.HasPrefix(marks[i], "!"):
+			l = strings.TrimRight(l, " ") + "  " + marks[i]
+		case marks[i] != "":
+			l += " " + marks[i]
+		}
+		b.WriteString(strings.TrimRight(l, " "))
+		b.WriteByte('\n')
+	}
+	if incomplete > 0 {
+		b.WriteString("# * incomplete: time limit reached or interrupted; numbers describe a partial run\n")
+	}
+	if failed > 0 {
+		b.WriteString("# ! failed: the job returned an error\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sweepLabels heads the summary's point columns: a key's last segment when
+// no other swept key ends the same way, else the whole key (the rule the
+// scenario loader names points by).
+func sweepLabels(keys []string) []string {
+	last := func(k string) string { return k[strings.LastIndexByte(k, '.')+1:] }
+	count := map[string]int{}
+	for _, k := range keys {
+		count[last(k)]++
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k
+		if count[last(k)] == 1 {
+			out[i] = last(k)
+		}
+	}
+	return out
 }
 
 // usec formats seconds as microseconds the way nccl-tests does: two decimals

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -150,7 +151,7 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(recs[0], ","); got != "variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct" {
+	if got := strings.Join(recs[0], ","); got != "variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct,sweep" {
 		t.Errorf("header = %s", got)
 	}
 	if len(recs) != 1+5 {
@@ -162,10 +163,143 @@ func TestWriteCSV(t *testing.T) {
 			t.Errorf("row %d = %s, want %s", i+1, got, w)
 		}
 	}
-	if got := strings.Join(recs[1], ","); got != "pfc-only,8388608,32,0.000233,36,34.87,0.000226,97,12,345,0,0,0,0,true,0,0" {
+	if got := strings.Join(recs[1], ","); got != "pfc-only,8388608,32,0.000233,36,34.87,0.000226,97,12,345,0,0,0,0,true,0,0," {
 		t.Errorf("row 1 = %s", got)
 	}
 	if recs[5][14] != "false" {
 		t.Errorf("incomplete row complete = %s", recs[5][14])
+	}
+}
+
+// sweepSample is two variants of the file × two QP counts × one algorithm,
+// points in the loader's order.
+func sweepSample() Output {
+	o := Output{Scenario: "sweep", Seed: 1}
+	for _, v := range []struct {
+		parent, qps string
+		results     []metrics.SizeResult
+	}{
+		{"pfc", "1", []metrics.SizeResult{
+			{SizeBytes: 64 << 20, Ranks: 32, CCTS: 0.0016394, BusBWGBps: 39.67, IdealPct: 79.3, PFCPauses: 243, ECNMarks: 0, Complete: true},
+			{SizeBytes: 16 << 20, Ranks: 32, CCTS: 0.0003962, BusBWGBps: 41.04, IdealPct: 82.1, Complete: true},
+		}},
+		{"pfc", "16", []metrics.SizeResult{
+			{SizeBytes: 16 << 20, Ranks: 32, CCTS: 0.0003410, BusBWGBps: 47.69, IdealPct: 95.4, PFCPauses: 3, Complete: true},
+			{SizeBytes: 64 << 20, Ranks: 32, Error: "out of memory"},
+		}},
+		{"dcqcn-default", "1", []metrics.SizeResult{
+			{SizeBytes: 16 << 20, Ranks: 32, CCTS: 0.00068, BusBWGBps: 23.9, IdealPct: 47.8, PFCPauses: 22, ECNMarks: 1234, Complete: true},
+			{SizeBytes: 64 << 20, Ranks: 32, CCTS: 0.0025, BusBWGBps: 0, IdealPct: 0, PFCPauses: 2686, ECNMarks: 56789, Drops: 1, Complete: false},
+		}},
+		{"dcqcn-default", "16", nil},
+	} {
+		o.Variants = append(o.Variants, VariantResult{
+			Name: v.parent + " qps=" + v.qps + " algorithm=direct", Collective: "alltoall", Parent: v.parent,
+			Sweep:   Point{{"workload.qps", v.qps}, {"workload.algorithm", "direct"}},
+			Results: v.results,
+		})
+	}
+	return o
+}
+
+func TestSweepSummaryGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteSweepSummary(&b, sweepSample()); err != nil {
+		t.Fatal(err)
+	}
+	want := `# sweep: workload.qps, workload.algorithm  (4 points; one row per point and size)
+#  variant        qps  algorithm   size      time   busbw  %ideal      pfc      ecn   drops
+#                                            (us)  (GB/s)
+   pfc            1    direct     16MiB     396.2   41.04    82.1        0        0       0
+   pfc            1    direct     64MiB    1639.4   39.67    79.3      243        0       0
+   pfc            16   direct     16MiB     341.0   47.69    95.4        3        0       0
+   pfc            16   direct     64MiB  ! out of memory
+   dcqcn-default  1    direct     16MiB     680.0   23.90    47.8       22     1234       0
+   dcqcn-default  1    direct     64MiB    2500.0    0.00     0.0     2686    56789       1 *
+# * incomplete: time limit reached or interrupted; numbers describe a partial run
+# ! failed: the job returned an error
+`
+	if got := b.String(); got != want {
+		t.Errorf("summary mismatch\n--- got\n%s--- want\n%s", got, want)
+	}
+
+	// Without variants in the file there is no variant column; keys that
+	// end the same way are written in full.
+	o := Output{Variants: []VariantResult{
+		{Name: "a", Sweep: Point{{"topology.host_link.rate", "100Gbps"}, {"topology.fabric_link.rate", "400Gbps"}},
+			Results: []metrics.SizeResult{{SizeBytes: 1000, CCTS: 0.0000123, BusBWGBps: 0.08, IdealPct: 99.5, Complete: true}}},
+	}}
+	b.Reset()
+	if err := WriteTables(&b, o); err != nil {
+		t.Fatal(err)
+	}
+	want = `#  topology.host_link.rate  topology.fabric_link.rate   size      time   busbw  %ideal      pfc      ecn   drops
+#                                                                 (us)  (GB/s)
+   100Gbps                  400Gbps                      1KB     12.30    0.08    99.5        0        0       0
+`
+	if got := b.String(); !strings.HasSuffix(got, want) || !strings.Contains(got, "# Avg bus bandwidth    : 0.08 GB/s\n\n# sweep: topology.host_link.rate, topology.fabric_link.rate  (1 point;") {
+		t.Errorf("tables with a sweep:\n%s--- want it to end with\n%s", got, want)
+	}
+
+	// No sweep, no summary.
+	b.Reset()
+	if err := WriteSweepSummary(&b, sample()); err != nil || b.Len() != 0 {
+		t.Errorf("summary without a sweep: %q, %v", b.String(), err)
+	}
+	b.Reset()
+	WriteTables(&b, sample())
+	if strings.Contains(b.String(), "# sweep") {
+		t.Errorf("tables without a sweep have a summary:\n%s", b.String())
+	}
+}
+
+func TestSweepJSONAndCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, sweepSample()); err != nil {
+		t.Fatal(err)
+	}
+	// The point keeps the sweep's key order (not sorted).
+	if !strings.Contains(b.String(), `"parent": "pfc",
+      "sweep": {
+        "workload.qps": "1",
+        "workload.algorithm": "direct"
+      },
+      "results": [`) {
+		t.Errorf("JSON variant:\n%s", b.String())
+	}
+	var back Output
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if want := sweepSample().Variants[1].Sweep; !reflect.DeepEqual(back.Variants[1].Sweep, want) {
+		t.Errorf("round trip: %v, want %v", back.Variants[1].Sweep, want)
+	}
+	// Without a sweep the keys are left out.
+	b.Reset()
+	WriteJSON(&b, sample())
+	if strings.Contains(b.String(), `"sweep"`) || strings.Contains(b.String(), `"parent"`) {
+		t.Errorf("sweep keys without a sweep:\n%s", b.String())
+	}
+
+	b.Reset()
+	if err := WriteCSV(&b, sweepSample()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1+6 || recs[0][len(recs[0])-1] != "sweep" {
+		t.Fatalf("csv: %q", recs)
+	}
+	for i, want := range []string{"workload.qps=1;workload.algorithm=direct", "workload.qps=1;workload.algorithm=direct",
+		"workload.qps=16;workload.algorithm=direct", "workload.qps=16;workload.algorithm=direct",
+		"workload.qps=1;workload.algorithm=direct", "workload.qps=1;workload.algorithm=direct"} {
+		if got := recs[i+1][17]; got != want {
+			t.Errorf("row %d sweep = %q, want %q", i+1, got, want)
+		}
+	}
+	if recs[3][0] != "pfc qps=16 algorithm=direct" || recs[3][1] != "16777216" {
+		t.Errorf("row 3 = %q", recs[3])
 	}
 }

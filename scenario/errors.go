@@ -18,9 +18,16 @@ import (
 type Error struct {
 	File      string // scenario file name as given to Load/Parse
 	Line, Col int    // 1-based position; 0 when unknown
-	// Set is the dotted key of the --set override the value came from; when
-	// non-empty it replaces File:Line:Col as the place.
+	// Set is the dotted key of the command-line option the value came from
+	// (--set, or the option Flag names); when non-empty it replaces
+	// File:Line:Col as the place.
 	Set string
+	// Flag is the option of Set: "" for --set, "--sweep" for a --sweep value.
+	Flag string
+	// Sweep is the swept key whose value is to blame and Point the name of
+	// the sweep point whose scenario is wrong, when the problem comes from
+	// a sweep ("sweep workload.qps: point \"qps=0\": …").
+	Sweep, Point string
 	// Variant names the variant whose resolved scenario is wrong ("" for the
 	// base or for errors found while reading the file).
 	Variant string
@@ -32,7 +39,11 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	key := e.Key
 	if e.Set != "" {
-		b.WriteString("--set ")
+		flag := e.Flag
+		if flag == "" {
+			flag = "--set"
+		}
+		b.WriteString(flag + " ")
 		b.WriteString(printable(e.Set))
 		if key == e.Set {
 			key = ""
@@ -45,7 +56,18 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "%s:%d:%d", e.File, line, col)
 	}
 	b.WriteString(": ")
-	if e.Variant != "" {
+	if e.Sweep != "" && !(e.Flag == "--sweep" && e.Set == e.Sweep) {
+		b.WriteString("sweep ")
+		b.WriteString(printable(e.Sweep))
+		b.WriteString(": ")
+		if e.Point == "" && key == e.Sweep {
+			key = ""
+		}
+	}
+	switch {
+	case e.Point != "":
+		fmt.Fprintf(&b, "point %q: ", e.Point)
+	case e.Variant != "":
 		fmt.Fprintf(&b, "variant %q: ", e.Variant)
 	}
 	if key != "" {
@@ -74,10 +96,12 @@ func oneLine(s string) string {
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
 }
 
-// loc is where a value came from: a file position or a --set key.
+// loc is where a value came from: a file position or a command-line key
+// (--set, or the option flag names).
 type loc struct {
 	line, col int
 	set       string
+	flag      string
 }
 
 func tokenLoc(tk *token.Token) loc {
@@ -88,7 +112,7 @@ func tokenLoc(tk *token.Token) loc {
 }
 
 func (l loc) err(file, variant, key, msg string) *Error {
-	return &Error{File: file, Line: l.line, Col: l.col, Set: l.set, Variant: variant, Key: key, Msg: msg}
+	return &Error{File: file, Line: l.line, Col: l.col, Set: l.set, Flag: l.flag, Variant: variant, Key: key, Msg: msg}
 }
 
 // yamlError turns an error of the YAML library into an *Error, using the

@@ -34,7 +34,8 @@ func SweepSizes(s Sizes) []units.Size {
 }
 
 // Jobs expands the file into one job per variant and data size, variants in
-// file order and sizes ascending within a variant. For kind flows a variant
+// file order (with a sweep: each file variant's points in sweep order) and
+// sizes ascending within a variant. For kind flows a variant
 // is one job whose Size is the total bytes of its flow list.
 func (f *File) Jobs() []Job {
 	var jobs []Job

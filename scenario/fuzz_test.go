@@ -27,6 +27,11 @@ func FuzzParse(f *testing.F) {
 		minimal + "seed: 99999999999999999999999\n", minimal + "topology: {oversubscription: 1e-300}\n",
 		minimal + "nic: {mtu: 8Mb, rto: 1US}\n", minimal + "topology: {host_link: {rate: 400GBPS}}\n",
 		minimal + "transport: {dcqcn: {decrease_coefficient: 0.25}}\n",
+		minimal + "sweep:\n  workload.qps: [1, 2, 4]\n  workload.algorithm: [direct, pairwise]\n",
+		minimal + "sweep: {switch.pfc.xoff: [1MB, 100KB], seed: [1, 2]}\nvariants:\n  - name: a\n  - name: b\n    nic: {burst: 4}\n",
+		minimal + "sweep:\n  transport.dcqcn: [{preset: \"off\"}, &d {preset: tuned-final}]\n  workload.sizes: [{list: [1MB]}]\n",
+		minimal + "sweep: {workload.qps: [0, x]}\n", minimal + "sweep: {name: [a]}\n",
+		minimal + "variants:\n  - name: a\n    sweep: {seed: [1]}\n",
 	} {
 		f.Add(s)
 	}
@@ -91,6 +96,38 @@ func FuzzApplySets(f *testing.F) {
 		}
 		if len(file.Jobs()) == 0 {
 			t.Fatal("no jobs")
+		}
+	})
+}
+
+// FuzzSweepOption: any --sweep option either applies or fails with one line
+// starting with "--sweep ", never panics, and an accepted one expands into
+// jobs named after its points.
+func FuzzSweepOption(f *testing.F) {
+	for _, s := range []string{
+		"workload.qps=1,2,4", "workload.algorithm=[direct, pairwise]", `transport.dcqcn.preset="off",tuned-final`,
+		"seed=1,1", "workload.qps=0", "nic.mtu=4KBB", "name=a", "x", "=", "workload={qps: 2}",
+		"topology.host_link.rate=[100Gbps, 400G]", "workload.sizes.list=[[1MB], [2MB]]", "seed=*a",
+	} {
+		f.Add(s)
+	}
+	const text = minimal + "sweep:\n  workload.qps: [1, 2]\nvariants:\n  - name: a\n  - name: b\n    nic: {mtu: 1KB}\n"
+	f.Fuzz(func(t *testing.T, sweep string) {
+		file, err := ParseOptions("t.yaml", []byte(text), Options{Sweeps: []string{sweep}})
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "--sweep ") || strings.ContainsAny(msg, "\r\n") {
+				t.Fatalf("bad error %q", msg)
+			}
+			return
+		}
+		if len(file.Jobs()) == 0 || len(file.Variants) < 2 {
+			t.Fatalf("%d variants", len(file.Variants))
+		}
+		for _, v := range file.Variants {
+			if len(v.Sweep) == 0 || v.Parent == "" || !strings.HasPrefix(v.Name, v.Parent+" ") {
+				t.Fatalf("variant %+v", v)
+			}
 		}
 	})
 }

@@ -31,16 +31,24 @@ type File struct {
 	// filled in. Base.Variants is the same slice as Variants.
 	Base *Scenario
 	// Variants are run in order; a file without variants has one, "base".
+	// With a sweep they are the sweep points: every variant of the file at
+	// every point, in that order (see sweep.go).
 	Variants []Variant
-	// Sets are the --set overrides applied, in order.
-	Sets []string
+	// Sweep is the sweep after the command line's --sweep options (nil
+	// without one): its keys in order, first varying slowest.
+	Sweep []SweepDim
+	// Sets are the --set overrides applied, in order; Sweeps the --sweep
+	// options.
+	Sets, Sweeps []string
 
 	// Specs as decoded, before per-kind defaults are filled in; the exported
 	// ones are rebuilt from these after every change (see finalize).
 	raw      *Scenario
 	baseLocs map[string]loc
-	variants []rawVariant
-	explicit bool // the file has a variants list
+	variants []rawVariant // the variants run: the file's, or their sweep points
+	explicit bool         // the file has a variants list
+	sweep    []sweepDim
+	parents  []rawVariant // with a sweep: the file's variants the points expand
 
 	flows *flowCache
 }
@@ -57,6 +65,10 @@ type rawVariant struct {
 	at   loc // where its name is written
 	spec *Scenario
 	locs map[string]loc // keys written in the variant (and --set), over the base
+	// A sweep point: the index of its variant in File.parents and its
+	// value of each swept key.
+	parent int
+	point  []pointValue
 }
 
 type flowFile struct {
@@ -73,22 +85,50 @@ func Load(path string) (*File, error) {
 // LoadSets is Load followed by ApplySets, validating once at the end (so an
 // override may repair a file that is invalid on its own).
 func LoadSets(path string, sets []string) (*File, error) {
+	return LoadOptions(path, Options{Sets: sets})
+}
+
+// Options are the command line's changes to a scenario file.
+type Options struct {
+	// Sets are --set key=value overrides, applied last (they win over the
+	// variants and the sweep).
+	Sets []string
+	// Sweeps are --sweep key=v1,v2,… (or key=[v1, v2]) options: each adds a
+	// key to the file's sweep, or gives a key it sweeps new values.
+	Sweeps []string
+}
+
+// LoadOptions reads a scenario file, applies o and validates once at the
+// end.
+func LoadOptions(path string, o Options) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return parse(path, data, sets)
+	return parse(path, data, o)
 }
 
 // Parse decodes and validates scenario text; name is used in error messages
 // and its directory resolves relative paths.
 func Parse(name string, data []byte) (*File, error) {
-	return parse(name, data, nil)
+	return parse(name, data, Options{})
 }
 
-func parse(name string, data []byte, sets []string) (*File, error) {
+// ParseOptions is Parse with command-line options.
+func ParseOptions(name string, data []byte, o Options) (*File, error) {
+	return parse(name, data, o)
+}
+
+func parse(name string, data []byte, o Options) (*File, error) {
+	sets := o.Sets
 	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, flows: &flowCache{files: map[string]*flowFile{}}}
 	if err := f.decode(); err != nil {
+		return nil, err
+	}
+	if err := f.addSweeps(o.Sweeps); err != nil {
+		return nil, err
+	}
+	if err := f.expand(); err != nil {
 		return nil, err
 	}
 	valid := len(sets) == 0 || f.Validate() == nil
@@ -115,7 +155,7 @@ func (f *File) decode() error {
 		return (loc{line: 1, col: 1}).err(f.Path, "", "", "file is empty: a scenario needs at least topology and workload")
 	}
 	base := Defaults()
-	var variantsNode ast.Node
+	var variantsNode, sweepKey, sweepNode ast.Node
 	var kept []*ast.MappingValueNode
 	if root != nil {
 		es, err := w.entries(root, nil, "")
@@ -131,8 +171,13 @@ func (f *File) decode() error {
 			if err := w.once(seen, mv, "", key); err != nil {
 				return err
 			}
-			if key == "variants" {
+			switch key {
+			case "variants":
 				variantsNode = mv.Value
+				w.rec(key, mv.Key)
+				continue
+			case "sweep":
+				sweepKey, sweepNode = mv.Key, mv.Value
 				w.rec(key, mv.Key)
 				continue
 			}
@@ -153,7 +198,10 @@ func (f *File) decode() error {
 		base.Name = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
 	}
 	f.raw, f.baseLocs = base, w.locs
-	return f.decodeVariants(w, variantsNode)
+	if err := f.decodeVariants(w, variantsNode); err != nil {
+		return err
+	}
+	return f.decodeSweep(w, sweepKey, sweepNode)
 }
 
 // parseDoc parses the text into a plain tree (see resolve); nil means an
@@ -353,6 +401,8 @@ func (f *File) decodeVariantNode(w *walker, i int, n ast.Node, names map[string]
 			continue
 		case "variants":
 			return rawVariant{}, w.errf(mv.Key, join(path, key), "variants cannot be nested")
+		case "sweep":
+			return rawVariant{}, w.errf(mv.Key, join(path, key), "a variant cannot have its own sweep; write sweep at the top level, where it applies to every variant")
 		}
 		fld, ok := field(reflect.TypeFor[Scenario](), key)
 		if !ok {
@@ -382,14 +432,18 @@ func (f *File) finalize() {
 	f.Base = finalized(f.raw)
 	f.Variants = make([]Variant, len(f.variants))
 	for i, rv := range f.variants {
-		f.Variants[i] = Variant{Name: rv.name, Spec: finalized(rv.spec)}
+		v := Variant{Name: rv.name, Spec: finalized(rv.spec), Sweep: f.sweepValues(rv)}
+		if v.Sweep != nil && f.explicit {
+			v.Parent = f.parents[rv.parent].name
+		}
+		f.Variants[i] = v
 	}
-	f.Base.Variants = f.Variants
+	f.Sweep = f.sweepDims()
+	f.Base.Variants, f.Base.Sweep = f.Variants, f.Sweep
 }
 
 func finalized(raw *Scenario) *Scenario {
 	s := clone(raw)
-	s.Variants = nil
 	s.Transport.DCQCN.Preset = strings.ToLower(strings.TrimSpace(s.Transport.DCQCN.Preset))
 	if s.Workload.Algorithm == "" {
 		s.Workload.Algorithm = defaultAlgorithm(s.Workload.Kind)
@@ -406,7 +460,7 @@ func finalized(raw *Scenario) *Scenario {
 // variant's decoding never writes through to the base.
 func clone(s *Scenario) *Scenario {
 	c := deepCopy(reflect.ValueOf(s)).Interface().(*Scenario)
-	c.Variants = nil
+	c.Variants, c.Sweep = nil, nil
 	return c
 }
 

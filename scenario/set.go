@@ -21,7 +21,6 @@ func ApplySets(f *File, sets []string) error {
 		return nil
 	}
 	saved := *f
-	saved.variants = append([]rawVariant(nil), f.variants...)
 	valid := f.Validate() == nil
 	if err := f.applySets(sets); err != nil {
 		*f = saved
@@ -81,14 +80,9 @@ func (f *File) applySet(s string) error {
 	if !ok {
 		return w.errf(nil, key, "needs key=value, e.g. --set %s=VALUE", key)
 	}
-	parts := strings.Split(key, ".")
-	for _, p := range parts {
-		if !validKeyPart(p) {
-			return w.errf(nil, key, "not a key: use dotted lower-case names like topology.host_link.rate")
-		}
-	}
-	if parts[0] == "variants" {
-		return w.errf(nil, key, "variants cannot be set from the command line")
+	parts, err := keyParts(w, key, "--set")
+	if err != nil {
+		return err
 	}
 	if strings.ContainsAny(value, "\r\n") {
 		return w.errf(nil, key, "the value must be on one line")
@@ -102,44 +96,103 @@ func (f *File) applySet(s string) error {
 	if valNode, err = resolve(w, valNode); err != nil {
 		return err
 	}
-	root := buildPath(parts, valNode)
-	kept := root.Values
-	// Check against the schema once (the same for every spec).
-	fld, ok := field(reflect.TypeFor[Scenario](), parts[0])
-	if !ok {
-		return w.unknownKey(kept[0], reflect.TypeFor[Scenario](), "", parts[0], nil)
-	}
-	if err := w.walk(kept[0].Value, kept[0].Key, fld.Type, parts[0]); err != nil {
+	o, err := newOverride(w, parts, valNode)
+	if err != nil {
 		return err
-	}
-	apply := func(spec *Scenario, locs map[string]loc) error {
-		if err := decodeOnto(w, spec, root, kept); err != nil {
-			return err
-		}
-		for p, l := range w.locs {
-			locs[p] = l
-		}
-		return nil
 	}
 	raw := clone(f.raw)
 	baseLocs := copyLocs(f.baseLocs)
-	if err := apply(raw, baseLocs); err != nil {
+	if err := o.apply(raw, baseLocs); err != nil {
 		return err
 	}
-	variants := make([]rawVariant, len(f.variants))
-	for i, rv := range f.variants {
+	variants, err := f.applyTo(f.variants, raw, o)
+	if err != nil {
+		return err
+	}
+	parents, err := f.applyTo(f.parents, raw, o)
+	if err != nil {
+		return err
+	}
+	f.raw, f.baseLocs, f.variants, f.parents = raw, baseLocs, variants, parents
+	return nil
+}
+
+// keyParts splits and checks a dotted key given on the command line (by
+// option, for the messages).
+func keyParts(w *walker, key, option string) ([]string, error) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts {
+		if !validKeyPart(p) {
+			return nil, w.errf(nil, key, "not a key: use dotted lower-case names like topology.host_link.rate")
+		}
+	}
+	switch parts[0] {
+	case "variants":
+		return nil, w.errf(nil, key, "variants cannot be set from the command line")
+	case "sweep":
+		if option == "--set" {
+			return nil, w.errf(nil, key, "a sweep is not set with --set; use --sweep key=v1,v2,…")
+		}
+	}
+	return parts, nil
+}
+
+// applyTo returns vs with the override applied to every spec: a variant
+// that shares the base spec (a file without variants) gets the new base
+// raw, the others a changed copy.
+func (f *File) applyTo(vs []rawVariant, raw *Scenario, o *override) ([]rawVariant, error) {
+	if vs == nil {
+		return nil, nil
+	}
+	out := make([]rawVariant, len(vs))
+	for i, rv := range vs {
 		rv.locs = copyLocs(rv.locs)
-		if f.explicit {
-			rv.spec = clone(rv.spec)
-			if err := apply(rv.spec, rv.locs); err != nil {
-				return err
+		if rv.spec == f.raw {
+			rv.spec = raw
+			for p, l := range o.w.locs {
+				rv.locs[p] = l
 			}
 		} else {
-			rv.spec = raw
+			rv.spec = clone(rv.spec)
+			if err := o.apply(rv.spec, rv.locs); err != nil {
+				return nil, err
+			}
 		}
-		variants[i] = rv
+		out[i] = rv
 	}
-	f.raw, f.baseLocs, f.variants = raw, baseLocs, variants
+	return out, nil
+}
+
+// override is a value hung under a dotted key ({p0: {p1: value}}) and
+// checked against the schema: a --set or one value of a sweep. Applying it
+// decodes it onto a spec, over what the spec had.
+type override struct {
+	w    *walker // its errors; w.locs is where the value was written
+	root *ast.MappingNode
+	kept []*ast.MappingValueNode
+}
+
+func newOverride(w *walker, parts []string, value ast.Node) (*override, error) {
+	root := buildPath(parts, value)
+	kept := root.Values
+	fld, ok := field(reflect.TypeFor[Scenario](), parts[0])
+	if !ok || parts[0] == "variants" || parts[0] == "sweep" {
+		return nil, w.unknownKey(kept[0], reflect.TypeFor[Scenario](), "", parts[0], nil)
+	}
+	if err := w.walk(kept[0].Value, kept[0].Key, fld.Type, parts[0]); err != nil {
+		return nil, err
+	}
+	return &override{w: w, root: root, kept: kept}, nil
+}
+
+// apply decodes the override onto spec and records its locations in locs.
+func (o *override) apply(spec *Scenario, locs map[string]loc) error {
+	if err := decodeOnto(o.w, spec, o.root, o.kept); err != nil {
+		return err
+	}
+	for p, l := range o.w.locs {
+		locs[p] = l
+	}
 	return nil
 }
 

@@ -1,6 +1,6 @@
 // Package scenario is the YAML schema of a fabriclab test: types, defaults,
 // presets, strict validation with file:line:column errors, and expansion of
-// variants × data sizes into Jobs that the lab package runs.
+// variants × sweep points × data sizes into Jobs that the lab package runs.
 package scenario
 
 import (
@@ -23,6 +23,10 @@ type Scenario struct {
 	// Variants override keys of the base scenario; each variant is run with
 	// every data size. An empty list means one variant named "base".
 	Variants []Variant `yaml:"variants" json:"-"`
+	// Sweep runs every variant at every point of a grid of values of
+	// dotted keys (see sweep.go). The loader reads it itself and fills it
+	// in on File.Base only.
+	Sweep []SweepDim `yaml:"sweep" json:"-"`
 }
 
 // Variant is a named set of overrides applied on top of the base scenario.
@@ -34,6 +38,12 @@ type Variant struct {
 	// Spec is the fully resolved scenario of this variant (base + overrides),
 	// filled by the loader.
 	Spec *Scenario `json:"-"`
+	// Sweep is the point of the sweep this variant is: each swept key with
+	// its value as written, in sweep order (nil without a sweep).
+	Sweep []SweepValue `json:"sweep,omitempty"`
+	// Parent is the name of the file's variant a sweep point expands (""
+	// without a sweep or for a file without variants).
+	Parent string `json:"parent,omitempty"`
 }
 
 // Topology selects a builder and its links.

@@ -98,17 +98,29 @@ func Spines(t Topology) int {
 // are no variants, else each variant) and returns the first problem as an
 // *Error.
 func (f *File) Validate() error {
-	if !f.explicit {
-		c := &checker{f: f, locs: []map[string]loc{f.baseLocs}}
-		return c.check(f.raw)
+	if len(f.sweep) > 0 {
+		return f.checkPoints()
 	}
 	for _, rv := range f.variants {
-		c := &checker{f: f, variant: rv.name, locs: []map[string]loc{rv.locs, f.baseLocs}, fallback: rv.at}
-		if err := c.check(rv.spec); err != nil {
+		if err := f.check(rv, f.variantName(rv)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// variantName is how errors name a variant: not at all for the base.
+func (f *File) variantName(rv rawVariant) string {
+	if !f.explicit {
+		return ""
+	}
+	return rv.name
+}
+
+// check validates one resolved variant, errors naming it as variant.
+func (f *File) check(rv rawVariant, variant string) error {
+	c := &checker{f: f, variant: variant, locs: []map[string]loc{rv.locs, f.baseLocs}, fallback: rv.at}
+	return c.check(rv.spec)
 }
 
 type checker struct {

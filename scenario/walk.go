@@ -36,8 +36,12 @@ const maxNodes = 100000
 type walker struct {
 	file string
 	// set is the --set key when walking an override built from the command
-	// line; every location is then that override.
-	set  string
+	// line; every location is then that override (flag names the option:
+	// "" for --set, "--sweep").
+	set, flag string
+	// only, when set, limits the recorded locations to that key and what
+	// is below it (a sweep value hung under its dotted key).
+	only string
 	locs map[string]loc
 	left int // node budget
 }
@@ -48,7 +52,7 @@ func newWalker(file string) *walker {
 
 func (w *walker) loc(n ast.Node) loc {
 	if w.set != "" {
-		return loc{set: w.set}
+		return loc{set: w.set, flag: w.flag}
 	}
 	if n == nil {
 		return loc{}
@@ -64,7 +68,11 @@ func (w *walker) errf(n ast.Node, key, format string, args ...any) *Error {
 // key and what is below it are recorded, so errors elsewhere keep pointing
 // into the file.
 func (w *walker) rec(path string, n ast.Node) {
-	if w.set != "" && path != w.set && !strings.HasPrefix(path, w.set+".") && !strings.HasPrefix(path, w.set+"[") {
+	scope := w.set
+	if w.only != "" {
+		scope = w.only
+	}
+	if scope != "" && path != scope && !strings.HasPrefix(path, scope+".") && !strings.HasPrefix(path, scope+"[") {
 		return
 	}
 	w.locs[path] = w.loc(n)

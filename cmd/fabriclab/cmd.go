@@ -48,7 +48,7 @@ func usageErr(cmd *cobra.Command, format string, a ...any) error {
 // app holds the CLI's collaborators so tests can replace them.
 type app struct {
 	stdout, stderr io.Writer
-	load           func(path string, sets []string) (*plan, error)
+	load           func(path string, sets, sweeps []string) (*plan, error)
 	runJob         JobFunc
 	isTerminal     func(w io.Writer) bool
 	termWidth      func(w io.Writer) int // columns; 0 if unknown
@@ -142,16 +142,21 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// sweepUsage is the help of --sweep, shared by run and validate.
+const sweepUsage = "sweep a scenario key over values, `key=v1,v2,…` or key=[v1, v2] (repeatable, one key each; adds to or replaces the file's sweep)"
+
 func (a *app) validateCmd() *cobra.Command {
-	var sets []string
+	var sets, sweeps []string
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check scenario files without running them",
-		Long: `validate loads each scenario file, applies the --set overrides, checks it and
-expands it into jobs. It prints "FILE: ok (N variants, M jobs)" on stdout or
-the error on stderr, one line per file, and exits 1 if any file is invalid.`,
+		Long: `validate loads each scenario file, applies the --sweep and --set options,
+checks it and expands it into jobs. It prints "FILE: ok (N variants, M jobs)"
+on stdout (every sweep point counts as a variant) or the error on stderr, one
+line per file, and exits 1 if any file is invalid.`,
 		Example: `  fabriclab validate examples/*.yaml
-  fabriclab validate --set workload.ranks=64 my-fabric.yaml`,
+  fabriclab validate --set workload.ranks=64 my-fabric.yaml
+  fabriclab validate --sweep workload.qps=1,2,4,8 my-fabric.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr(cmd, "validate needs at least one scenario file")
@@ -161,7 +166,7 @@ the error on stderr, one line per file, and exits 1 if any file is invalid.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, path := range args {
-				p, err := a.load(path, sets)
+				p, err := a.load(path, sets, sweeps)
 				if err == nil && len(p.Jobs) == 0 {
 					err = withPath(path, errors.New("no jobs (no variants or no data sizes)"))
 				}
@@ -180,6 +185,7 @@ the error on stderr, one line per file, and exits 1 if any file is invalid.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.pfc.enabled=false (repeatable)")
+	cmd.Flags().StringArrayVar(&sweeps, "sweep", nil, sweepUsage)
 	return cmd
 }
 
@@ -192,6 +198,7 @@ func plural(n int, s string) string {
 
 type runFlags struct {
 	sets     []string
+	sweeps   []string
 	seed     uint64
 	parallel int
 	jsonPath string
@@ -204,8 +211,10 @@ func (a *app) runCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run a scenario and print its results",
-		Long: `run loads a scenario file, expands its variants × data sizes into jobs, runs
-them in parallel and prints one nccl-tests-style table per variant.
+		Long: `run loads a scenario file, expands its variants × sweep points × data sizes
+into jobs, runs them in parallel and prints one nccl-tests-style table per
+variant (each sweep point is a variant), then, with a sweep, a summary table
+with one row per point and size.
 
 Progress goes to stderr: a progress bar on a terminal, otherwise one line per
 finished job. Ctrl-C stops the run: running jobs stop where they are and are
@@ -221,6 +230,7 @@ job did not finish within sim.time_limit, 130 interrupted.
 Results do not depend on --parallel: each job is deterministic for its seed.`,
 		Example: `  fabriclab run examples/alltoall-dcqcn.yaml
   fabriclab run --set workload.sizes.to=1GiB --seed 7 examples/alltoall-dcqcn.yaml
+  fabriclab run --sweep workload.qps=1,2,4,8 --sweep workload.algorithm=direct,pairwise examples/alltoall-qps.yaml
   fabriclab run --json results.json --csv results.csv --parallel 4 my-fabric.yaml
   fabriclab run --quiet --json - my-fabric.yaml | jq '.variants[].results[].busbw_gbps'`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -238,6 +248,7 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.pfc.enabled=false (repeatable)")
+	fl.StringArrayVar(&f.sweeps, "sweep", nil, sweepUsage)
 	fl.Uint64Var(&f.seed, "seed", 0, "override the scenario seed with `N` (same as --set seed=N)")
 	fl.IntVarP(&f.parallel, "parallel", "j", 0, "run `N` jobs at once (default: the number of CPUs)")
 	fl.StringVar(&f.jsonPath, "json", "", "write results as JSON to `FILE` (- for stdout)")
@@ -270,7 +281,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		}
 	}
 
-	p, err := a.load(path, f.sets)
+	p, err := a.load(path, f.sets, f.sweeps)
 	if err != nil {
 		return withPath(path, err)
 	}
@@ -285,7 +296,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	interrupted := ctx.Err() != nil
 
 	out, failures := buildOutput(p, results, interrupted)
-	out.Sets = f.sets
+	out.Sets, out.Sweeps = f.sets, f.sweeps
 	out.Version = version
 	out.Started = started.UTC().Format(time.RFC3339)
 	out.Finished = finished.UTC().Format(time.RFC3339)
@@ -374,7 +385,7 @@ func buildOutput(p *plan, results []JobResult, interrupted bool) (report.Output,
 		Variants:     make([]report.VariantResult, len(p.Variants)),
 	}
 	for i, v := range p.Variants {
-		out.Variants[i] = report.VariantResult{Name: v.Name, Collective: v.Collective, Results: []metrics.SizeResult{}}
+		out.Variants[i] = report.VariantResult{Name: v.Name, Collective: v.Collective, Parent: v.Parent, Sweep: v.Sweep, Results: []metrics.SizeResult{}}
 	}
 	ordered := make([]JobResult, 0, len(results))
 	for _, r := range results {

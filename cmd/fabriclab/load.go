@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"fabriclab/report"
 	"fabriclab/scenario"
 )
 
@@ -13,20 +14,22 @@ type plan struct {
 	Name     string
 	Path     string
 	Seed     uint64
-	Variants []planVariant // in file order; Job.VariantIndex indexes this
+	Variants []planVariant // in file order (sweep points in sweep order); Job.VariantIndex indexes this
 	Jobs     []scenario.Job
 }
 
 type planVariant struct {
 	Name       string
-	Collective string // workload kind
+	Collective string       // workload kind
+	Parent     string       // a sweep point's variant of the file ("" without variants)
+	Sweep      report.Point // a sweep point's values (nil without a sweep)
 }
 
-// loadPlan loads path with the scenario package, applies the --set
-// overrides (in order, validating after the last) and expands variants ×
-// sizes into jobs.
-func loadPlan(path string, sets []string) (*plan, error) {
-	f, err := scenario.LoadSets(path, sets)
+// loadPlan loads path with the scenario package, applies the --sweep
+// options and the --set overrides (in order, validating after the last) and
+// expands variants × sweep points × sizes into jobs.
+func loadPlan(path string, sets, sweeps []string) (*plan, error) {
+	f, err := scenario.LoadOptions(path, scenario.Options{Sets: sets, Sweeps: sweeps})
 	if err != nil {
 		return nil, withPath(path, err)
 	}
@@ -35,7 +38,10 @@ func loadPlan(path string, sets []string) (*plan, error) {
 		p.Name, p.Seed = f.Base.Name, f.Base.Seed
 	}
 	for _, v := range f.Variants {
-		pv := planVariant{Name: v.Name}
+		pv := planVariant{Name: v.Name, Parent: v.Parent}
+		for _, sv := range v.Sweep {
+			pv.Sweep = append(pv.Sweep, report.SweepValue{Key: sv.Key, Value: sv.Value})
+		}
 		switch {
 		case v.Spec != nil:
 			pv.Collective = v.Spec.Workload.Kind

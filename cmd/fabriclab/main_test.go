@@ -61,7 +61,7 @@ var fixedNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 func newTestApp(p *plan, run JobFunc) (*app, *bytes.Buffer, *bytes.Buffer) {
 	var stdout, stderr bytes.Buffer
 	a := newApp(&stdout, &stderr)
-	a.load = func(path string, sets []string) (*plan, error) {
+	a.load = func(path string, sets, sweeps []string) (*plan, error) {
 		if p == nil {
 			return nil, fmt.Errorf("%s:3:7: unknown key \"topolgy\"", path)
 		}
@@ -165,7 +165,7 @@ func TestRunLoadError(t *testing.T) {
 func TestRunSeedAndSets(t *testing.T) {
 	a, _, _ := newTestApp(testPlan(1, 1), quickRun)
 	var got []string
-	a.load = func(path string, sets []string) (*plan, error) {
+	a.load = func(path string, sets, sweeps []string) (*plan, error) {
 		got = sets
 		return testPlan(1, 1), nil
 	}
@@ -590,14 +590,14 @@ func TestLoadPlanReal(t *testing.T) {
 	if err := os.WriteFile(path, []byte(incastYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := loadPlan(path, []string{"seed=99"})
+	p, err := loadPlan(path, []string{"seed=99"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Name != "incast-test" || p.Seed != 99 || len(p.Jobs) != 4 {
 		t.Errorf("plan: name %q seed %d jobs %d", p.Name, p.Seed, len(p.Jobs))
 	}
-	want := []planVariant{{"pfc", "incast"}, {"no-pfc", "incast"}}
+	want := []planVariant{{Name: "pfc", Collective: "incast"}, {Name: "no-pfc", Collective: "incast"}}
 	if !reflect.DeepEqual(p.Variants, want) {
 		t.Errorf("variants = %+v, want %+v", p.Variants, want)
 	}
@@ -638,5 +638,163 @@ func TestLoadPlanReal(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "kindd") {
 		t.Errorf("stderr = %q", stderr.String())
+	}
+}
+
+func TestRunSweepFlags(t *testing.T) {
+	var gotSets, gotSweeps []string
+	a, _, _ := newTestApp(testPlan(1, 1), quickRun)
+	a.load = func(path string, sets, sweeps []string) (*plan, error) {
+		gotSets, gotSweeps = sets, sweeps
+		return testPlan(1, 1), nil
+	}
+	code := a.execute(context.Background(), []string{"run", "-q", "--sweep", "workload.qps=1,2", "--set", "a=1",
+		"--sweep", "workload.algorithm=[direct, pairwise]", "f.yaml"})
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if want := []string{"workload.qps=1,2", "workload.algorithm=[direct, pairwise]"}; !reflect.DeepEqual(gotSweeps, want) || !reflect.DeepEqual(gotSets, []string{"a=1"}) {
+		t.Errorf("sweeps %q sets %q", gotSweeps, gotSets)
+	}
+	gotSweeps = nil
+	if code := a.execute(context.Background(), []string{"validate", "--sweep", "seed=1,2", "f.yaml"}); code != 0 {
+		t.Fatalf("validate: exit %d", code)
+	}
+	if want := []string{"seed=1,2"}; !reflect.DeepEqual(gotSweeps, want) {
+		t.Errorf("validate sweeps %q", gotSweeps)
+	}
+}
+
+const sweepYAML = `name: sweep-test
+topology: {hosts: 8, hosts_per_leaf: 4, spines: 2}
+workload:
+  kind: alltoall
+  sizes: {list: [1MiB, 4MiB]}
+variants:
+  - name: pfc
+  - name: lossy
+    switch: {pfc: {enabled: false}}
+sweep:
+  workload.qps: [1, 4]
+`
+
+// The real loader with a fake job runner: a sweep's points are variants
+// in every output, with their values, and the tables end with the summary.
+func TestRunSweepReal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(path, []byte(sweepYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	a := newApp(&stdout, &stderr)
+	a.runJob = quickRun
+	a.isTerminal = func(io.Writer) bool { return false }
+	a.now = func() time.Time { return fixedNow }
+
+	// validate counts the points.
+	if code := a.execute(context.Background(), []string{"validate", path}); code != 0 {
+		t.Fatalf("validate: exit %d: %s", code, stderr.String())
+	}
+	if want := path + ": ok (4 variants, 8 jobs)\n"; stdout.String() != want {
+		t.Errorf("validate: %q, want %q", stdout.String(), want)
+	}
+	stdout.Reset()
+	if code := a.execute(context.Background(), []string{"validate", "--sweep", "seed=1,2,3", path}); code != 0 {
+		t.Fatalf("validate --sweep: exit %d: %s", code, stderr.String())
+	}
+	if want := path + ": ok (12 variants, 24 jobs)\n"; stdout.String() != want {
+		t.Errorf("validate --sweep: %q, want %q", stdout.String(), want)
+	}
+
+	// A bad sweep value is one line naming the key and the point.
+	stdout.Reset()
+	if code := a.execute(context.Background(), []string{"validate", "--sweep", "workload.qps=2,0", path}); code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	if want := "fabriclab: " + path + `: --sweep workload.qps: point "pfc qps=0": needs at least 1 queue pair per rank pair, got 0` + "\n"; stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+	stderr.Reset()
+
+	jsonPath, csvPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	code := a.execute(context.Background(), []string{"run", "-j", "3", "--sweep", "workload.algorithm=direct,pairwise",
+		"--json", jsonPath, "--csv", csvPath, path})
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr.String())
+	}
+	names := []string{
+		"pfc qps=1 algorithm=direct", "pfc qps=1 algorithm=pairwise", "pfc qps=4 algorithm=direct", "pfc qps=4 algorithm=pairwise",
+		"lossy qps=1 algorithm=direct", "lossy qps=1 algorithm=pairwise", "lossy qps=4 algorithm=direct", "lossy qps=4 algorithm=pairwise",
+	}
+	// Tables: one per point, in order, then the summary.
+	out := stdout.String()
+	last := -1
+	for _, n := range names {
+		i := strings.Index(out, "# variant: "+n+"  (alltoall, 8 ranks)\n")
+		if i <= last {
+			t.Fatalf("table of %q missing or out of order:\n%s", n, out)
+		}
+		last = i
+	}
+	summary := out[strings.Index(out, "# sweep: "):]
+	if !strings.HasPrefix(summary, "# sweep: workload.qps, workload.algorithm  (8 points; one row per point and size)\n"+
+		"#  variant  qps  algorithm   size") || strings.Count(summary, "\n") != 3+16 {
+		t.Errorf("summary:\n%s", summary)
+	}
+	if !strings.Contains(summary, "\n   lossy    4    pairwise    4MiB") {
+		t.Errorf("summary rows:\n%s", summary)
+	}
+
+	var js struct {
+		Sweeps   []string `json:"sweeps"`
+		Variants []struct {
+			Name    string            `json:"name"`
+			Parent  string            `json:"parent"`
+			Sweep   map[string]string `json:"sweep"`
+			Results []metrics.SizeResult
+		} `json:"variants"`
+	}
+	b, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(b, &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Variants) != 8 || !reflect.DeepEqual(js.Sweeps, []string{"workload.algorithm=direct,pairwise"}) {
+		t.Fatalf("json: %d variants, sweeps %q", len(js.Variants), js.Sweeps)
+	}
+	for i, v := range js.Variants {
+		want := map[string]string{"workload.qps": []string{"1", "4"}[i/2%2], "workload.algorithm": []string{"direct", "pairwise"}[i%2]}
+		if v.Name != names[i] || v.Parent != []string{"pfc", "lossy"}[i/4] || !reflect.DeepEqual(v.Sweep, want) || len(v.Results) != 2 {
+			t.Errorf("json variant %d: %+v", i, v)
+		}
+	}
+	if !strings.Contains(string(b), "\"sweep\": {\n        \"workload.qps\": \"1\",\n        \"workload.algorithm\": \"direct\"\n      }") {
+		t.Errorf("sweep keys not in sweep order:\n%s", b)
+	}
+
+	f, _ := os.Open(csvPath)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1+16 || recs[0][17] != "sweep" {
+		t.Fatalf("csv: %q", recs[0])
+	}
+	if recs[16][0] != "lossy qps=4 algorithm=pairwise" || recs[16][1] != "4194304" || recs[16][17] != "workload.qps=4;workload.algorithm=pairwise" {
+		t.Errorf("csv last row: %q", recs[16])
+	}
+
+	// Without a sweep: no summary, no sweep keys, an empty sweep column.
+	stdout.Reset()
+	noSweep := filepath.Join(dir, "plain.yaml")
+	os.WriteFile(noSweep, []byte(strings.Split(sweepYAML, "sweep:")[0]), 0o644)
+	if code := a.execute(context.Background(), []string{"run", "--json", jsonPath, "--csv", csvPath, noSweep}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, _ = os.ReadFile(jsonPath)
+	c, _ := os.ReadFile(csvPath)
+	if strings.Contains(stdout.String(), "# sweep") || strings.Contains(string(b), `"sweep"`) || !strings.HasSuffix(strings.Split(string(c), "\n")[1], ",") {
+		t.Errorf("no sweep:\n%s\n%s", stdout.String(), c)
 	}
 }
