@@ -210,9 +210,11 @@ func (c *checker) topology(t Topology) {
 			c.need(t.Oversubscription >= minOversubscription && t.Oversubscription <= maxOversubscription, p+"oversubscription",
 				"must be between %v and %v when spines is 0 (spines are derived from it), got %v", minOversubscription, maxOversubscription, t.Oversubscription)
 		}
+		c.serverSize(t, t.HostsPerLeaf, "hosts_per_leaf")
 	case "fat-tree":
 		c.need(t.K >= 2 && t.K%2 == 0, p+"k", "fat-tree needs an even k ≥ 2, got %d", t.K)
 		c.need(Hosts(t) <= maxHosts, p+"k", "k=%d gives %d hosts, more than the limit of %d", t.K, Hosts(t), maxHosts)
+		c.serverSize(t, t.K/2, "k/2 hosts per edge switch")
 	case "rail":
 		c.need(t.Servers >= 1, p+"servers", "rail needs at least 1 server, got %d", t.Servers)
 		c.need(t.GPUsPerServer >= 1, p+"gpus_per_server", "rail needs at least 1 GPU per server, got %d", t.GPUsPerServer)
@@ -226,6 +228,18 @@ func (c *checker) topology(t Topology) {
 	c.link(p+"host_link", t.HostLink)
 	c.link(p+"fabric_link", t.FabricLink)
 	c.need(t.SwitchLatency >= 0, p+"switch_latency", "must not be negative, got %v", t.SwitchLatency)
+	c.need(t.ScaleUp.Rate >= 0, p+"scale_up.rate", "must not be negative (0 = no scale-up domain), got %v", t.ScaleUp.Rate)
+	c.need(t.ScaleUp.Delay >= 0, p+"scale_up.delay", "must not be negative, got %v", t.ScaleUp.Delay)
+}
+
+// serverSize checks gpus_per_server on leaf-spine and fat-tree, where
+// servers are consecutive hosts: a server must sit under one edge switch.
+func (c *checker) serverSize(t Topology, perEdge int, edgeName string) {
+	const p = "topology.gpus_per_server"
+	c.need(t.GPUsPerServer >= 0, p, "must not be negative (0 or 1 = every host its own server), got %d", t.GPUsPerServer)
+	if g := t.GPUsPerServer; g > 1 && perEdge > 0 {
+		c.need(perEdge%g == 0, p, "servers of %d GPUs do not fit evenly under edge switches of %d hosts (%s)", g, perEdge, edgeName)
+	}
 }
 
 func (c *checker) link(p string, l Link) {
@@ -373,8 +387,11 @@ func (c *checker) workload(w Workload, t Topology, limit units.Duration) {
 		c.need(w.Iterations >= 1, p+"iterations", "needs at least 1 measured iteration, got %d", w.Iterations)
 		c.need(w.Warmup >= 0, p+"warmup", "must not be negative, got %d", w.Warmup)
 		c.need(w.Iterations+w.Warmup <= 10000, p+"iterations", "%d iterations plus warmup is more than the limit of 10000", w.Iterations+w.Warmup)
+		c.placement(w, t, ranks)
 	} else {
 		c.need(w.Root == 0, p+"root", "is only read by rooted collectives; remove it")
+		c.need(w.Placement == "" && w.PlacementHosts == nil && w.RanksPerServer == 0, p+"placement",
+			"%s addresses hosts directly; placement, placement_hosts and ranks_per_server are for collectives", w.Kind)
 		c.need(w.QPs == 1 && w.MessageSize == 0 && w.Iterations == 1 && w.Warmup == 0, p+"kind",
 			"%s takes no qps, message_size, iterations or warmup (collectives only)", w.Kind)
 	}
@@ -484,4 +501,32 @@ func (f *File) flowFile(name string) *flowFile {
 		ff.total += fl.Bytes
 	}
 	return ff
+}
+
+// placement checks the rank placement against the topology's servers.
+func (c *checker) placement(w Workload, t Topology, ranks int) {
+	const p = "workload."
+	if w.Placement != "" && !oneOf(w.Placement, workload.Placements()) {
+		c.fail(p+"placement", "unknown placement %q; use one of: %s", w.Placement, choices(workload.Placements()))
+		return
+	}
+	perServer := max(t.GPUsPerServer, 1)
+	c.need(w.RanksPerServer >= 0 && w.RanksPerServer <= perServer, p+"ranks_per_server",
+		"must be between 0 (all) and the %d GPUs of a server, got %d", perServer, w.RanksPerServer)
+	if w.Placement == "list" {
+		c.need(len(w.PlacementHosts) == ranks, p+"placement_hosts", "lists %d hosts for %d ranks", len(w.PlacementHosts), ranks)
+		hosts := Hosts(t)
+		seen := map[int]bool{}
+		for i, h := range w.PlacementHosts {
+			c.need(h >= 0 && h < hosts, p+"placement_hosts", "rank %d: host %d is not in the topology (hosts 0–%d)", i, h, hosts-1)
+			c.need(!seen[h], p+"placement_hosts", "rank %d: host %d already holds a rank", i, h)
+			seen[h] = true
+		}
+		return
+	}
+	c.need(w.PlacementHosts == nil, p+"placement_hosts", "is only read with placement: list")
+	if w.RanksPerServer > 0 {
+		servers := (Hosts(t) + perServer - 1) / perServer
+		c.need(ranks <= servers*w.RanksPerServer, p+"ranks", "%d ranks do not fit %d servers × %d ranks per server", ranks, servers, w.RanksPerServer)
+	}
 }
