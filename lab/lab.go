@@ -31,6 +31,9 @@ type Sim struct {
 	RoCE  *roce.Transport
 	DAG   *workload.DAG
 
+	// parts are the jobs in DAG: one for a scenario without jobs:.
+	parts []part
+
 	qps       []roce.QP
 	remaining []int32
 	start     []sim.Time
@@ -38,8 +41,35 @@ type Sim struct {
 	done      int
 }
 
-// Build assembles the simulation of job without running it.
-func Build(job scenario.Job) (*Sim, error) {
+// part is one job's share of the DAG: messages [lo, hi) and the job's own
+// DAG, whose metadata (collective, ranks, size, iterations relative to lo)
+// its summary uses.
+type part struct {
+	index  int // job index: 0 = main, i = spec.Jobs[i-1]
+	name   string
+	kind   string
+	lo, hi int32
+	start  sim.Time
+	dag    *workload.DAG
+}
+
+// Build assembles the simulation of job without running it: every job of
+// its scenario (the workload and jobs:) together.
+func Build(job scenario.Job) (*Sim, error) { return build(job, -1) }
+
+// BuildAlone assembles the simulation of job i of job's scenario alone on
+// the fabric (0 = the workload, i = jobs[i−1]), started at time 0.
+func BuildAlone(job scenario.Job, i int) (*Sim, error) { return build(job, i) }
+
+// Jobs is how many jobs job's scenario runs together.
+func Jobs(job scenario.Job) int {
+	if job.Spec == nil {
+		return 1
+	}
+	return 1 + len(job.Spec.Jobs)
+}
+
+func build(job scenario.Job, only int) (*Sim, error) {
 	spec := job.Spec
 	if spec == nil {
 		return nil, fmt.Errorf("job %s/%s has no scenario", job.Scenario, job.Variant)
@@ -69,14 +99,47 @@ func Build(job scenario.Job) (*Sim, error) {
 		CtrlPrio:    uint8(spec.NIC.ControlPriority),
 		DCQCN:       dq,
 	}
-	dag, err := buildDAG(job, tp)
-	if err != nil {
-		return nil, err
+	var sel []int
+	if only >= 0 {
+		sel = []int{only}
+	} else {
+		for i := 0; i < Jobs(job); i++ {
+			sel = append(sel, i)
+		}
+	}
+	var dags []*workload.DAG
+	var delays []sim.Time
+	var parts []part
+	for _, i := range sel {
+		d, err := buildJobDAG(job, i, tp)
+		if err != nil {
+			if len(sel) > 1 || i > 0 {
+				return nil, fmt.Errorf("job %q: %w", scenario.JobName(spec, i), err)
+			}
+			return nil, err
+		}
+		var start sim.Time
+		if i > 0 && only < 0 {
+			start = spec.Jobs[i-1].Start
+		}
+		dags, delays = append(dags, d), append(delays, start)
+		parts = append(parts, part{index: i, name: scenario.JobName(spec, i), kind: scenario.JobWorkload(spec, i).Kind, start: start, dag: d})
+	}
+	dag := dags[0]
+	if len(dags) > 1 {
+		var offs []int32
+		dag, offs = workload.Combine(dags, delays)
+		for k := range parts {
+			parts[k].lo = offs[k]
+		}
+	}
+	for k := range parts {
+		parts[k].hi = parts[k].lo + int32(len(dags[k].Msgs))
 	}
 	if err := checkMemory(limit, routeBytes(ts)+flowBytes(dag), "its flows and connections"); err != nil {
 		return nil, err
 	}
-	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag}
+	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag, parts: parts}
 	s.RoCE = roce.New(tp.Net, rc)
 	s.RoCE.OnDelivered = s.delivered
 	s.connect()
@@ -114,19 +177,35 @@ func TopoSpec(spec *scenario.Scenario) topo.Spec {
 	}
 }
 
-func buildDAG(job scenario.Job, tp *topo.Topology) (*workload.DAG, error) {
-	w := job.Spec.Workload
+// buildJobDAG compiles job i of job's scenario (0 = the workload) at its
+// size: the job's Size for the workload, the one size of an extra job.
+func buildJobDAG(job scenario.Job, i int, tp *topo.Topology) (*workload.DAG, error) {
+	w := scenario.JobWorkload(job.Spec, i)
+	seed := scenario.JobSeed(job.Seed, i)
 	hosts := tp.Hosts
 	ranks := w.Ranks
 	if ranks == 0 {
-		ranks = hosts
+		ranks = hosts - w.HostOffset
 	}
 	size := int64(job.Size)
+	flowList := job.FlowList
+	if i > 0 {
+		flowList = nil
+		if sz := scenario.SweepSizes(w.Sizes); len(sz) > 0 {
+			size = int64(sz[0])
+		}
+	}
 	if workload.Algorithms(w.Kind) != nil {
 		rankHost, err := workload.Place(w.Placement, ranks, tp.Server, tp.Rail, w.RanksPerServer,
-			sim.NewRNG(job.Seed, "placement"), w.PlacementHosts)
+			sim.NewRNG(seed, "placement"), w.PlacementHosts)
 		if err != nil {
 			return nil, fmt.Errorf("workload.placement: %w", err)
+		}
+		for r := range rankHost {
+			rankHost[r] += w.HostOffset
+			if rankHost[r] >= hosts {
+				return nil, fmt.Errorf("workload.host_offset: rank %d lands on host %d, beyond the topology's %d hosts", r, rankHost[r], hosts)
+			}
 		}
 		rankServer := make([]int, ranks)
 		rankRail := make([]int, ranks)
@@ -136,7 +215,7 @@ func buildDAG(job scenario.Job, tp *topo.Topology) (*workload.DAG, error) {
 		d, err := workload.Build(workload.Spec{
 			Collective: w.Kind, Algorithm: w.Algorithm, Ranks: ranks, Size: size, Root: w.Root,
 			RankHost: rankHost, RankServer: rankServer, RankRail: rankRail,
-			ChunkSize: int64(w.MessageSize), QPs: w.QPs, Seed: job.Seed,
+			ChunkSize: int64(w.MessageSize), QPs: w.QPs, Seed: seed,
 			Iterations: w.Iterations, Warmup: w.Warmup,
 		})
 		if err != nil {
@@ -159,12 +238,30 @@ func buildDAG(job scenario.Job, tp *topo.Topology) (*workload.DAG, error) {
 		return d, nil
 	}
 	switch w.Kind {
-	case "permutation":
-		return workload.Permutation(ranks, size, sim.NewRNG(job.Seed, "permutation"))
+	case "permutation", "uniform":
+		hs, err := scenario.JobHosts(w, job.Spec.Topology, seed)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			if h < 0 || h >= hosts {
+				return nil, fmt.Errorf("host %d is not in the topology (hosts 0–%d)", h, hosts-1)
+			}
+		}
+		if w.Kind == "permutation" {
+			d, err := workload.Permutation(len(hs), size, sim.NewRNG(seed, "permutation"))
+			if err != nil {
+				return nil, err
+			}
+			mapHosts(d, hs)
+			return d, nil
+		}
+		return workload.Uniform(hs, size, w.Load, job.Spec.Topology.HostLink.Rate, w.Duration,
+			sim.NewRNG(seed, "uniform"), maxUniformMessages)
 	case "incast":
 		return workload.Incast(hosts, w.Senders, w.Target, size)
 	case "flows":
-		flows := job.FlowList
+		flows := flowList
 		if flows == nil {
 			// A hand-made Job: read the file the scenario names.
 			path := w.File
@@ -183,6 +280,19 @@ func buildDAG(job scenario.Job, tp *topo.Topology) (*workload.DAG, error) {
 		return workload.Flows(hosts, flows)
 	}
 	return nil, fmt.Errorf("unknown workload kind %q", w.Kind)
+}
+
+// maxUniformMessages bounds a uniform job (scenario validation says the
+// same, with a location).
+const maxUniformMessages = 2_000_000
+
+// mapHosts moves a pattern built on hosts 0…n−1 to hosts hs.
+func mapHosts(d *workload.DAG, hs []int) {
+	for i := range d.Msgs {
+		d.Msgs[i].Src = int32(hs[d.Msgs[i].Src])
+		d.Msgs[i].Dst = int32(hs[d.Msgs[i].Dst])
+	}
+	d.RankHost = append([]int(nil), hs...)
 }
 
 // connect opens one QP per (src, dst, channel) and arms the DAG's roots.
@@ -275,14 +385,36 @@ func (s *Sim) Run(ctx context.Context, progress Progress) {
 
 // Run builds and simulates one job. Cancelling ctx stops the simulation
 // early; the result then has Complete=false and holds what finished.
+//
+// A scenario with jobs: runs them all together, then each alone on the same
+// fabric (one after the other) for its alone CCT and interference factor;
+// progress covers the together run only for the first half.
 func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.SizeResult, error) {
 	wall := time.Now()
 	s, err := Build(job)
 	if err != nil {
 		return metrics.SizeResult{SizeBytes: int64(job.Size), Error: err.Error()}, err
 	}
-	s.Run(ctx, progress)
+	n := Jobs(job)
+	scaled := progress
+	if n > 1 && progress != nil {
+		scaled = func(f float64) { progress(f / 2) }
+	}
+	s.Run(ctx, scaled)
 	r := s.Result()
+	for i := 0; i < len(r.Jobs) && ctx.Err() == nil; i++ {
+		a, err := BuildAlone(job, i)
+		if err != nil {
+			r.Error = err.Error()
+			return r, err
+		}
+		a.Run(ctx, nil)
+		ar := a.summary(a.parts[0])
+		r.Jobs[i].SetAlone(ar.CCTS, ar.Complete)
+		if progress != nil {
+			progress(0.5 + 0.5*float64(i+1)/float64(len(r.Jobs)))
+		}
+	}
 	r.WallS = time.Since(wall).Seconds()
 	if c := r.Conservation; !c.OK {
 		// A simulator bug, never the user's: say so loudly.

@@ -95,6 +95,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"incast.yaml":               {"workload.sizes.list=[64KiB]"},
 		"fattree-permutation.yaml":  nil,
 		"flows.yaml":                nil,
+		"noisy-neighbour.yaml":      {"workload.sizes.list=[4MiB]"},
 	}
 	files, _ := filepath.Glob("../examples/*.yaml")
 	if len(files) < len(shrink) {

@@ -7,88 +7,29 @@ import (
 	"fabriclab/units"
 )
 
-// Result summarizes the simulation as it stands (complete or not).
+// Result summarizes the simulation as it stands (complete or not). With
+// several jobs the row is the main job's summary, with the whole fabric's
+// counters, and Jobs holds every job's (alone CCTs are filled by Run).
 func (s *Sim) Result() metrics.SizeResult {
-	d := s.DAG
 	now := s.Sched.Now()
-	r := metrics.SizeResult{
-		SizeBytes: d.Size,
-		Ranks:     d.Ranks,
-		Complete:  s.Done(),
-		Events:    s.Sched.Executed,
-		SimEndS:   now.Seconds(),
-	}
-	first, last := sim.Time(-1), sim.Time(0)
-	fcts := make([]float64, 0, len(d.Msgs))
-	slows := make([]float64, 0, len(d.Msgs))
-	rankDone := make([]sim.Time, d.Ranks)
-	record := s.Job.Spec.Sim.RecordFlows
-	for i, m := range d.Msgs {
-		st, en := s.start[i], s.end[i]
-		if st >= 0 && (first < 0 || st < first) {
-			first = st
-		}
-		if en > last {
-			last = en
-		}
-		if m.Marker {
-			continue // bookkeeping, not a flow
-		}
-		r.Flows++
-		if en < 0 {
-			if record {
-				r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
-					SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(), EndS: -1})
+	r := s.summary(s.parts[0])
+	r.Events = s.Sched.Executed
+	r.SimEndS = now.Seconds()
+	if len(s.parts) > 1 {
+		for _, p := range s.parts {
+			pr := r
+			if p.index != s.parts[0].index {
+				pr = s.summary(p)
 			}
-			continue
+			r.Jobs = append(r.Jobs, metrics.Job(p.name, p.kind, p.start.Seconds(), pr))
 		}
-		if int(m.DstRank) < len(rankDone) && en > rankDone[m.DstRank] {
-			rankDone[m.DstRank] = en
-		}
-		fct := (en - st).Seconds()
-		ideal := s.AloneFCT(int(m.Src), int(m.Dst), m.Bytes).Seconds()
-		slow := fct / ideal
-		fcts = append(fcts, fct)
-		slows = append(slows, slow)
-		if record {
-			r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
-				SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(),
-				EndS: en.Seconds(), FCTS: fct, IdealS: ideal, Slowdown: slow, Done: true})
+		if !s.Done() {
+			// The run as a whole did not finish (another job hit the time
+			// limit): the row is incomplete, without rates.
+			r.Complete = false
+			r.AlgBWGBps, r.BusBWGBps, r.IdealPct, r.RoutedIdealPct, r.CollectiveIdealPct = 0, 0, 0, 0, 0
 		}
 	}
-	if first < 0 {
-		first = 0
-	}
-	if !r.Complete {
-		last = now
-	}
-	r.CCTS = (last - first).Seconds()
-	// With iterations, CCT is the mean of the measured ones (as nccl-tests
-	// reports the average time), each from its first start to its last
-	// delivery.
-	if its := s.iterationTimes(); len(its) > 0 {
-		r.IterationsS = its
-		r.Iterations = len(its)
-		r.IterCCT = metrics.Summarize(append([]float64(nil), its...))
-		if r.Complete {
-			r.CCTS = r.IterCCT.Mean
-		}
-	}
-	r.FCT = metrics.Summarize(fcts) // sorts fcts
-	r.FCTCurveS = metrics.Curve(fcts, 200, record)
-	if record || d.Ranks <= 128 {
-		r.RankBWGBps = s.rankBandwidth()
-	}
-	r.Slowdown = metrics.Summarize(slows)
-	r.RankDoneS = make([]float64, len(rankDone))
-	for i, t := range rankDone {
-		r.RankDoneS[i] = t.Seconds()
-	}
-	copies := float64(max(len(d.Iters), 1))
-	r.IdealS = s.IdealTime().Seconds() / copies
-	r.RoutedIdealS = s.RoutedIdealTime().Seconds() / copies
-	r.CollectiveIdealS = s.CollectiveIdeal().Seconds()
-
 	// Counters: every port, then every NIC's transport counters. A host's
 	// entry in the per-port list carries its NIC's counters too.
 	nicOf := make(map[*fabric.Port]int, len(s.Topo.Net.HostPorts))
@@ -118,7 +59,111 @@ func (s *Sim) Result() metrics.SizeResult {
 	r.CNPs = r.Totals.CNPs
 	r.Timeouts = r.Totals.Timeouts
 	r.Conservation = s.Topo.Net.Balance()
+	return r
+}
+
+// done reports whether every message of p was delivered.
+func (s *Sim) partDone(p part) bool {
+	if s.Done() {
+		return true
+	}
+	for i := p.lo; i < p.hi; i++ {
+		if s.end[i] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// summary is the flow-level summary of one job's messages: CCT (or the
+// mean of its measured iterations), flows, FCT and slowdown distributions,
+// per-rank figures, the ideals, and the rates derived from them.
+func (s *Sim) summary(p part) metrics.SizeResult {
+	d := p.dag
+	now := s.Sched.Now()
+	r := metrics.SizeResult{
+		SizeBytes: d.Size,
+		Ranks:     d.Ranks,
+		Complete:  s.partDone(p),
+	}
+	first, last := sim.Time(-1), sim.Time(0)
+	n := int(p.hi - p.lo)
+	fcts := make([]float64, 0, n)
+	slows := make([]float64, 0, n)
+	rankDone := make([]sim.Time, d.Ranks)
+	record := s.Job.Spec.Sim.RecordFlows
+	var delivered int64
+	for i := int(p.lo); i < int(p.hi); i++ {
+		m := s.DAG.Msgs[i]
+		st, en := s.start[i], s.end[i]
+		if st >= 0 && (first < 0 || st < first) {
+			first = st
+		}
+		if en > last {
+			last = en
+		}
+		if m.Marker {
+			continue // bookkeeping, not a flow
+		}
+		r.Flows++
+		if en < 0 {
+			if record {
+				r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
+					SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(), EndS: -1})
+			}
+			continue
+		}
+		delivered += m.Bytes
+		if int(m.DstRank) < len(rankDone) && en > rankDone[m.DstRank] {
+			rankDone[m.DstRank] = en
+		}
+		fct := (en - st).Seconds()
+		ideal := s.AloneFCT(int(m.Src), int(m.Dst), m.Bytes).Seconds()
+		slow := fct / ideal
+		fcts = append(fcts, fct)
+		slows = append(slows, slow)
+		if record {
+			r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
+				SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(),
+				EndS: en.Seconds(), FCTS: fct, IdealS: ideal, Slowdown: slow, Done: true})
+		}
+	}
+	if first < 0 {
+		first = 0
+	}
+	if !r.Complete {
+		last = now
+	}
+	r.CCTS = (last - first).Seconds()
+	// With iterations, CCT is the mean of the measured ones (as nccl-tests
+	// reports the average time), each from its first start to its last
+	// delivery.
+	if its := s.iterationTimes(p); len(its) > 0 {
+		r.IterationsS = its
+		r.Iterations = len(its)
+		r.IterCCT = metrics.Summarize(append([]float64(nil), its...))
+		if r.Complete {
+			r.CCTS = r.IterCCT.Mean
+		}
+	}
+	r.FCT = metrics.Summarize(fcts) // sorts fcts
+	r.FCTCurveS = metrics.Curve(fcts, 200, record)
+	if record || d.Ranks <= 128 {
+		r.RankBWGBps = s.rankBandwidth(p)
+	}
+	r.Slowdown = metrics.Summarize(slows)
+	r.RankDoneS = make([]float64, len(rankDone))
+	for i, t := range rankDone {
+		r.RankDoneS[i] = t.Seconds()
+	}
+	copies := float64(max(len(d.Iters), 1))
+	r.IdealS = s.idealTime(p.lo, p.hi).Seconds() / copies
+	r.RoutedIdealS = s.routedIdealTime(p.lo, p.hi).Seconds() / copies
+	r.CollectiveIdealS = s.collectiveIdeal(p).Seconds()
 	r.Finish(d.Collective)
+	if d.Collective == metrics.Uniform && r.Complete && r.CCTS > 0 {
+		r.AlgBWGBps = float64(delivered) / r.CCTS / 1e9 // aggregate throughput
+	}
 	return r
 }
 
@@ -174,14 +219,18 @@ func (s *Sim) AloneFCT(src, dst int, bytes int64) sim.Time {
 // each edge switch's uplinks taken together (traffic leaving or entering
 // the edge). On a non-blocking fabric this is the NIC bound. Messages with
 // a late earliest start add their start to their own serialization.
-func (s *Sim) IdealTime() sim.Time {
+func (s *Sim) IdealTime() sim.Time { return s.idealTime(s.parts[0].lo, s.parts[0].hi) }
+
+// idealTime is IdealTime over messages [lo, hi).
+func (s *Sim) idealTime(lo, hi int32) sim.Time {
+	msgs := s.DAG.Msgs[lo:hi]
 	tp := s.Topo
 	ids := len(tp.Net.HostPorts) // NICs, then scale-up endpoints
 	tx := make([]int64, ids)
 	rx := make([]int64, ids)
 	up := map[*fabric.Switch]int64{}
 	down := map[*fabric.Switch]int64{}
-	for _, m := range s.DAG.Msgs {
+	for _, m := range msgs {
 		tx[m.Src] += m.Bytes
 		rx[m.Dst] += m.Bytes
 		if es, ed := tp.Edge[m.Src], tp.Edge[m.Dst]; es != ed {
@@ -206,12 +255,12 @@ func (s *Sim) IdealTime() sim.Time {
 	// own serialization (replayed flow lists start flows late); CCT counts
 	// from the earliest start, so the bound does too.
 	var first sim.Time = -1
-	for _, m := range s.DAG.Msgs {
+	for _, m := range msgs {
 		if !m.Marker && (first < 0 || m.At < first) {
 			first = m.At
 		}
 	}
-	for _, m := range s.DAG.Msgs {
+	for _, m := range msgs {
 		if m.At > first && !m.Marker {
 			r := min(tp.Net.HostPorts[m.Src].Rate, tp.Net.HostPorts[m.Dst].Rate)
 			if t := m.At - first + units.SerializationTime(units.Size(m.Bytes), r); t > worst {
@@ -237,8 +286,13 @@ func (s *Sim) IdealTime() sim.Time {
 // It is at least IdealTime; equal on a fabric where routing spreads load
 // perfectly.
 func (s *Sim) RoutedIdealTime() sim.Time {
+	return s.routedIdealTime(s.parts[0].lo, s.parts[0].hi)
+}
+
+func (s *Sim) routedIdealTime(lo, hi int32) sim.Time {
 	load := make(map[*fabric.Port]int64)
-	for i, m := range s.DAG.Msgs {
+	for i := lo; i < hi; i++ {
+		m := s.DAG.Msgs[i]
 		src, dst, sqp, dqp := s.RoCE.Tuple(s.qps[i])
 		pt := s.Topo.Net.HostPorts[src]
 		for hop := 0; pt != nil && hop < 64; hop++ {
@@ -256,7 +310,7 @@ func (s *Sim) RoutedIdealTime() sim.Time {
 			worst = t
 		}
 	}
-	if it := s.IdealTime(); it > worst {
+	if it := s.idealTime(lo, hi); it > worst {
 		worst = it
 	}
 	return worst
@@ -264,15 +318,15 @@ func (s *Sim) RoutedIdealTime() sim.Time {
 
 // iterationTimes is the duration of every measured iteration that
 // finished (nil when the DAG is a single copy).
-func (s *Sim) iterationTimes() []float64 {
+func (s *Sim) iterationTimes(p part) []float64 {
 	var out []float64
-	for _, it := range s.DAG.Iters {
-		if it.Index < 0 || len(s.DAG.Iters) == 1 {
+	for _, it := range p.dag.Iters {
+		if it.Index < 0 || len(p.dag.Iters) == 1 {
 			continue
 		}
 		first, last := sim.Time(-1), sim.Time(-1)
 		done := true
-		for i := it.Start; i < it.End; i++ {
+		for i := p.lo + it.Start; i < p.lo+it.End; i++ {
 			st, en := s.start[i], s.end[i]
 			if st >= 0 && (first < 0 || st < first) {
 				first = st
@@ -294,11 +348,13 @@ func (s *Sim) iterationTimes() []float64 {
 // time at which its bus bandwidth would equal the slowest participating
 // NIC's rate (factor × S / rate). Traffic patterns have no such formula:
 // their IdealTime is used.
-func (s *Sim) CollectiveIdeal() sim.Time {
-	d := s.DAG
+func (s *Sim) CollectiveIdeal() sim.Time { return s.collectiveIdeal(s.parts[0]) }
+
+func (s *Sim) collectiveIdeal(p part) sim.Time {
+	d := p.dag
 	f := metrics.BusBWFactor(d.Collective, d.Ranks)
 	if !isCollective(d.Collective) || f == 0 {
-		return s.IdealTime() / sim.Time(max(len(d.Iters), 1))
+		return s.idealTime(p.lo, p.hi) / sim.Time(max(len(d.Iters), 1))
 	}
 	var rate units.Rate
 	for _, h := range d.RankHost {
@@ -312,23 +368,23 @@ func (s *Sim) CollectiveIdeal() sim.Time {
 
 func isCollective(c metrics.Collective) bool {
 	switch c {
-	case metrics.Permutation, metrics.Incast, metrics.FlowList:
+	case metrics.Permutation, metrics.Incast, metrics.FlowList, metrics.Uniform:
 		return false
 	}
 	return true
 }
 
 // rankBandwidth is the achieved bandwidth matrix between ranks.
-func (s *Sim) rankBandwidth() [][]float64 {
-	d := s.DAG
-	n := d.Ranks
+func (s *Sim) rankBandwidth(p part) [][]float64 {
+	n := p.dag.Ranks
 	bytes := make([]int64, n*n)
 	first := make([]sim.Time, n*n)
 	last := make([]sim.Time, n*n)
 	for i := range first {
 		first[i] = -1
 	}
-	for i, m := range d.Msgs {
+	for i := p.lo; i < p.hi; i++ {
+		m := s.DAG.Msgs[i]
 		if m.Marker || s.end[i] < 0 || int(m.SrcRank) >= n || int(m.DstRank) >= n {
 			continue
 		}

@@ -25,6 +25,7 @@ const (
 	Permutation   Collective = "permutation"
 	Incast        Collective = "incast"
 	FlowList      Collective = "flows"
+	Uniform       Collective = "uniform"
 )
 
 // BusBWFactor is nccl-tests' factor turning algbw into busbw for n ranks:
@@ -194,7 +195,11 @@ type SizeResult struct {
 	// FCTCurveS is the sorted-FCT curve: every flow's FCT in increasing order
 	// with sim.record_flows, else 201 evenly spaced quantiles (0, 0.5%, …,
 	// 100%).
-	FCTCurveS    []float64      `json:"fct_curve_s,omitempty"`
+	FCTCurveS []float64 `json:"fct_curve_s,omitempty"`
+	// Jobs: with several jobs (scenario jobs:), each job's summary, job 0
+	// ("main") first; the fields above are then main's, except the counters
+	// and conservation, which are the whole fabric's. Nil with one job.
+	Jobs         []JobResult    `json:"jobs,omitempty"`
 	Totals       Counters       `json:"counters"`
 	Ports        []PortCounters `json:"ports,omitempty"` // ports with any activity worth reporting
 	Records      []FlowRecord   `json:"flows_records,omitempty"`
@@ -202,6 +207,49 @@ type SizeResult struct {
 	WallS        float64        `json:"wall_s"`
 	SimEndS      float64        `json:"sim_end_s"`
 	Conservation Conservation   `json:"conservation"`
+}
+
+// JobResult is one job of a run with several jobs: its own CCT (first start
+// to last delivery of its messages, or the mean of its measured iterations),
+// bandwidths and ideal, next to the CCT of the same job run alone on the
+// same fabric and the interference factor CCT / alone CCT.
+type JobResult struct {
+	Name         string      `json:"name"`
+	Kind         string      `json:"kind"`
+	Ranks        int         `json:"ranks"`
+	SizeBytes    int64       `json:"size_bytes"`
+	StartS       float64     `json:"start_s"`
+	CCTS         float64     `json:"cct_s"`
+	AlgBWGBps    float64     `json:"algbw_gbps"`
+	BusBWGBps    float64     `json:"busbw_gbps"`
+	IdealS       float64     `json:"ideal_s"`
+	IdealPct     float64     `json:"ideal_pct"`
+	AloneCCTS    float64     `json:"alone_cct_s"`
+	Interference float64     `json:"interference"`
+	Complete     bool        `json:"complete"`
+	Iterations   int         `json:"iterations,omitempty"`
+	IterCCT      Percentiles `json:"iteration_cct_s"`
+	Flows        int         `json:"flows"`
+	FCT          Percentiles `json:"fct_s"`
+	Slowdown     Percentiles `json:"slowdown"`
+}
+
+// Job makes a job's entry from its summary (a SizeResult over its
+// messages); the alone CCT and interference are filled by the caller.
+func Job(name, kind string, startS float64, r SizeResult) JobResult {
+	return JobResult{Name: name, Kind: kind, Ranks: r.Ranks, SizeBytes: r.SizeBytes, StartS: startS,
+		CCTS: r.CCTS, AlgBWGBps: r.AlgBWGBps, BusBWGBps: r.BusBWGBps, IdealS: r.IdealS, IdealPct: r.IdealPct,
+		Complete: r.Complete, Iterations: r.Iterations, IterCCT: r.IterCCT, Flows: r.Flows, FCT: r.FCT, Slowdown: r.Slowdown}
+}
+
+// SetAlone records the CCT of the job alone and the interference factor
+// (0 when either run is incomplete).
+func (j *JobResult) SetAlone(cct float64, complete bool) {
+	j.AloneCCTS = cct
+	j.Interference = 0
+	if complete && j.Complete && cct > 0 {
+		j.Interference = j.CCTS / cct
+	}
 }
 
 // Conservation is the packet balance checked at the end of every run:
@@ -222,7 +270,7 @@ type Conservation struct {
 func (r *SizeResult) Finish(c Collective) {
 	if r.CCTS > 0 && r.Complete {
 		r.AlgBWGBps = float64(r.SizeBytes) / r.CCTS / 1e9
-		if c != FlowList {
+		if c != FlowList && c != Uniform {
 			r.BusBWGBps = r.AlgBWGBps * BusBWFactor(c, r.Ranks)
 		}
 		r.IdealPct = 100 * r.IdealS / r.CCTS

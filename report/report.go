@@ -379,6 +379,9 @@ func WriteTables(w io.Writer, o Output) error {
 		if err := WriteTable(w, v); err != nil {
 			return err
 		}
+		if err := WriteJobsTable(w, v); err != nil {
+			return err
+		}
 	}
 	if !hasSweep(o) {
 		return nil
@@ -387,6 +390,80 @@ func WriteTables(w io.Writer, o Output) error {
 		return err
 	}
 	return WriteSweepSummary(w, o)
+}
+
+// WriteJobsTable writes, for a variant whose rows ran several jobs, one
+// line per row and job: the row's size, the job, its own size, its time
+// together and alone (us), the interference factor (together / alone) and
+// its bus bandwidth. Without jobs it writes nothing.
+//
+//	# jobs: interference = time together / time alone
+//	#   row  job   kind      size   time  alone  interf   busbw
+//	#                               (us)   (us)          (GB/s)
+//	   1MiB  main  alltoall  1MiB  91.37  47.89   1.908   10.04
+func WriteJobsTable(w io.Writer, v VariantResult) error {
+	var rows [][]string
+	for _, r := range sortedResults(v.Results) {
+		for _, j := range r.Jobs {
+			interf, busbw := "-", "-"
+			if j.Interference > 0 {
+				interf = fmt.Sprintf("%.3f", j.Interference)
+			}
+			if j.Complete {
+				busbw = fmt.Sprintf("%.2f", j.BusBWGBps)
+			}
+			time := usec(j.CCTS)
+			if !j.Complete {
+				time += "*"
+			}
+			alone := "-"
+			if j.AloneCCTS > 0 {
+				alone = usec(j.AloneCCTS)
+			}
+			rows = append(rows, []string{units.Size(r.SizeBytes).String(), j.Name, j.Kind, units.Size(j.SizeBytes).String(),
+				time, alone, interf, busbw})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	tops := []string{"row", "job", "kind", "size", "time", "alone", "interf", "busbw"}
+	unitsRow := []string{"", "", "", "", "(us)", "(us)", "", "(GB/s)"}
+	left := []bool{false, true, true, false, false, false, false, false}
+	width := make([]int, len(tops))
+	for c := range tops {
+		width[c] = max(len(tops[c]), len(unitsRow[c]))
+		for _, row := range rows {
+			width[c] = max(width[c], len([]rune(row[c])))
+		}
+	}
+	line := func(cells []string, comment bool) string {
+		var l strings.Builder
+		if comment {
+			l.WriteString("#")
+		} else {
+			l.WriteString(" ")
+		}
+		for c, cell := range cells {
+			l.WriteString("  ")
+			pad := strings.Repeat(" ", width[c]-len([]rune(cell)))
+			if left[c] {
+				l.WriteString(cell + pad)
+			} else {
+				l.WriteString(pad + cell)
+			}
+		}
+		return strings.TrimRight(l.String(), " ") + "\n"
+	}
+	var b strings.Builder
+	b.WriteString("# jobs: interference = time together / time alone\n")
+	b.WriteString(line(tops, true))
+	b.WriteString(line(unitsRow, true))
+	for _, row := range rows {
+		b.WriteString(line(row, false))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func hasSweep(o Output) bool {

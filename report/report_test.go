@@ -303,3 +303,33 @@ func TestSweepJSONAndCSV(t *testing.T) {
 		t.Errorf("row 3 = %q", recs[3])
 	}
 }
+
+func TestWriteJobsTableGolden(t *testing.T) {
+	v := VariantResult{Name: "v", Collective: "alltoall", Results: []metrics.SizeResult{{
+		SizeBytes: 1 << 20, Ranks: 8, CCTS: 91.37e-6, Complete: true,
+		Jobs: []metrics.JobResult{
+			{Name: "main", Kind: "alltoall", SizeBytes: 1 << 20, CCTS: 91.37e-6, AloneCCTS: 47.89e-6, Interference: 1.908, BusBWGBps: 10.04, Complete: true},
+			{Name: "background", Kind: "uniform", SizeBytes: 64 << 10, CCTS: 191.25e-6, AloneCCTS: 135.44e-6, Interference: 1.412, Complete: true},
+			{Name: "late", Kind: "allreduce", SizeBytes: 4 << 20, CCTS: 1e-3, Complete: false},
+		},
+	}}}
+	var b strings.Builder
+	if err := WriteJobsTable(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	want := `# jobs: interference = time together / time alone
+#   row  job         kind        size     time  alone  interf   busbw
+#                                         (us)   (us)          (GB/s)
+   1MiB  main        alltoall    1MiB    91.37  47.89   1.908   10.04
+   1MiB  background  uniform    64KiB    191.2  135.4   1.412    0.00
+   1MiB  late        allreduce   4MiB  1000.0*      -       -       -
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	v.Results[0].Jobs = nil
+	if WriteJobsTable(&b, v); b.Len() != 0 {
+		t.Errorf("no jobs: wrote %q", b.String())
+	}
+}

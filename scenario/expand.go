@@ -1,6 +1,10 @@
 package scenario
 
 import (
+	"fmt"
+	"strings"
+
+	"fabriclab/sim"
 	"fabriclab/units"
 	"fabriclab/workload"
 )
@@ -59,4 +63,83 @@ func (f *File) Jobs() []Job {
 		}
 	}
 	return jobs
+}
+
+// JobWorkload is the workload of job i of a scenario: 0 is the top-level
+// workload ("main"), i > 0 is jobs[i−1].
+func JobWorkload(s *Scenario, i int) Workload {
+	if i == 0 {
+		return s.Workload
+	}
+	return s.Jobs[i-1].Workload
+}
+
+// JobName is the name of job i: "main" for the top-level workload.
+func JobName(s *Scenario, i int) string {
+	if i == 0 {
+		return "main"
+	}
+	return strings.TrimSpace(s.Jobs[i-1].Name)
+}
+
+// JobSeed is the seed of job i's random choices (placement, send order,
+// arrivals): the scenario seed for the main job, a mix of it and i for the
+// others, so that two identical jobs do not draw the same numbers.
+func JobSeed(seed uint64, i int) uint64 {
+	if i == 0 {
+		return seed
+	}
+	return seed ^ (uint64(i) * 0x9E3779B97F4A7C15)
+}
+
+// JobHosts lists the hosts job workload w occupies on topology t (seed is
+// the job's seed, see JobSeed): a collective's rank → host placement
+// (shifted by host_offset), the host range of a permutation or uniform job
+// (or its placement_hosts with placement: list),
+// the target and senders of an incast; nil for a flow list (its hosts come
+// from the file). Servers are consecutive groups of gpus_per_server hosts on
+// every topology kind (rail numbers hosts server-major), as topo builds them.
+func JobHosts(w Workload, t Topology, seed uint64) ([]int, error) {
+	hosts := Hosts(t)
+	ranks := w.Ranks
+	if ranks == 0 {
+		ranks = hosts - w.HostOffset
+	}
+	switch {
+	case workload.Algorithms(w.Kind) != nil:
+		g := max(t.GPUsPerServer, 1)
+		server, rail := make([]int, hosts), make([]int, hosts)
+		for h := range server {
+			server[h], rail[h] = h/g, h%g
+		}
+		hs, err := workload.Place(w.Placement, ranks, server, rail, w.RanksPerServer, sim.NewRNG(seed, "placement"), w.PlacementHosts)
+		if err != nil {
+			return nil, err
+		}
+		for r := range hs {
+			hs[r] += w.HostOffset
+			if hs[r] >= hosts {
+				return nil, fmt.Errorf("rank %d lands on host %d with host_offset %d, beyond the topology's %d hosts", r, hs[r], w.HostOffset, hosts)
+			}
+		}
+		return hs, nil
+	case (w.Kind == "permutation" || w.Kind == "uniform") && w.Placement == "list":
+		return append([]int(nil), w.PlacementHosts...), nil
+	case w.Kind == "permutation" || w.Kind == "uniform":
+		if w.HostOffset+ranks > hosts {
+			return nil, fmt.Errorf("%d hosts from host_offset %d do not fit the topology's %d hosts", ranks, w.HostOffset, hosts)
+		}
+		hs := make([]int, ranks)
+		for i := range hs {
+			hs[i] = w.HostOffset + i
+		}
+		return hs, nil
+	case w.Kind == "incast":
+		hs := []int{w.Target}
+		for k := 1; k <= w.Senders; k++ {
+			hs = append(hs, (w.Target+k)%hosts)
+		}
+		return hs, nil
+	}
+	return nil, nil
 }

@@ -143,7 +143,7 @@ func parse(name string, data []byte, o Options) (*File, error) {
 }
 
 // Keys a variant may override: everything but the scenario name.
-var variantKeys = []string{"description", "nic", "seed", "sim", "switch", "topology", "transport", "workload"}
+var variantKeys = []string{"description", "jobs", "nic", "seed", "sim", "switch", "topology", "transport", "workload"}
 
 func (f *File) decode() error {
 	w := newWalker(f.Path)
@@ -445,13 +445,10 @@ func (f *File) finalize() {
 func finalized(raw *Scenario) *Scenario {
 	s := clone(raw)
 	s.Transport.DCQCN.Preset = strings.ToLower(strings.TrimSpace(s.Transport.DCQCN.Preset))
-	if s.Workload.Algorithm == "" {
-		s.Workload.Algorithm = defaultAlgorithm(s.Workload.Kind)
-	}
-	if s.Workload.Ranks == 0 {
-		if h := Hosts(s.Topology); h > 0 {
-			s.Workload.Ranks = h
-		}
+	finalizeWorkload(&s.Workload, s.Topology)
+	for i := range s.Jobs {
+		finalizeWorkload(&s.Jobs[i].Workload, s.Topology)
+		s.Jobs[i].Name = strings.TrimSpace(s.Jobs[i].Name)
 	}
 	return s
 }
@@ -502,4 +499,17 @@ func deepCopy(v reflect.Value) reflect.Value {
 		return c
 	}
 	return v
+}
+
+// finalizeWorkload fills in the algorithm of the kind and ranks = every host
+// from host_offset on.
+func finalizeWorkload(w *Workload, t Topology) {
+	if w.Algorithm == "" {
+		w.Algorithm = defaultAlgorithm(w.Kind)
+	}
+	if w.Ranks == 0 {
+		if h := Hosts(t) - w.HostOffset; h > 0 && w.HostOffset >= 0 {
+			w.Ranks = h
+		}
+	}
 }

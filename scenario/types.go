@@ -19,7 +19,10 @@ type Scenario struct {
 	Switch      Switch    `yaml:"switch" json:"switch"`
 	Transport   Transport `yaml:"transport" json:"transport"`
 	Workload    Workload  `yaml:"workload" json:"workload"`
-	Sim         SimOpts   `yaml:"sim" json:"sim"`
+	// Jobs run alongside the workload (job 0, "main"), each with its own
+	// start offset and one data size; see "Several jobs" in the README.
+	Jobs []JobSpec `yaml:"jobs" json:"jobs,omitempty"`
+	Sim  SimOpts   `yaml:"sim" json:"sim"`
 	// Variants override keys of the base scenario; each variant is run with
 	// every data size. An empty list means one variant named "base".
 	Variants []Variant `yaml:"variants" json:"-"`
@@ -213,6 +216,34 @@ type Workload struct {
 	// File is a flow list (kind flows): one flow per line "src dst bytes
 	// start", path relative to the scenario file.
 	File string `yaml:"file" json:"file,omitempty"`
+	// HostOffset places the job from host HostOffset on: a collective's
+	// placement is shifted by it, a permutation or uniform job uses hosts
+	// HostOffset … HostOffset+ranks−1.
+	HostOffset int `yaml:"host_offset" json:"host_offset,omitempty"`
+	// Load (kind uniform) is the offered load of every host as a fraction
+	// of its link rate (Poisson arrivals), for Duration.
+	Load     float64        `yaml:"load" json:"load,omitempty"`
+	Duration units.Duration `yaml:"duration" json:"duration,omitempty"`
+}
+
+// JobSpec is one entry of jobs: a workload with a name and a start offset.
+// Its sizes must give exactly one size.
+type JobSpec struct {
+	Name     string         `yaml:"name" json:"name"`
+	Start    units.Duration `yaml:"start" json:"start,omitempty"`
+	Workload `yaml:",inline" json:"workload"`
+}
+
+// UnmarshalYAML starts every job from the workload defaults (qps 1,
+// iterations 1, …), so a job only writes what differs.
+func (j *JobSpec) UnmarshalYAML(unmarshal func(any) error) error {
+	type plain JobSpec
+	p := plain{Workload: Defaults().Workload}
+	if err := unmarshal(&p); err != nil {
+		return err
+	}
+	*j = JobSpec(p)
+	return nil
 }
 
 // Sizes is either a from/to/factor sweep or an explicit list.

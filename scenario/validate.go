@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"fabriclab/transport/roce"
 	"fabriclab/units"
@@ -24,7 +25,7 @@ var (
 	// workloadKinds: the collectives of the workload catalogue, then the
 	// traffic patterns. The algorithms of each collective come from
 	// workload.Algorithms; patterns have none to choose.
-	workloadKinds = append(workload.Collectives(), "permutation", "incast", "flows")
+	workloadKinds = append(workload.Collectives(), "permutation", "incast", "flows", "uniform")
 )
 
 // isCollective reports whether kind is compiled by workload.Build.
@@ -182,6 +183,7 @@ func (c *checker) check(s *Scenario) error {
 	c.switches(s.Switch)
 	c.transport(s.Transport, s.Topology)
 	c.workload(s.Workload, s.Topology, s.Sim.TimeLimit)
+	c.jobs(s)
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
 	if c.err != nil {
@@ -354,7 +356,12 @@ func (c *checker) transport(t Transport, topo Topology) {
 }
 
 func (c *checker) workload(w Workload, t Topology, limit units.Duration) {
-	const p = "workload."
+	c.workloadAt("workload.", w, t, limit)
+}
+
+// workloadAt checks a workload written under key prefix p ("workload." or
+// "jobs[i].").
+func (c *checker) workloadAt(p string, w Workload, t Topology, limit units.Duration) {
 	if !oneOf(w.Kind, workloadKinds) {
 		if w.Kind == "" {
 			c.fail(p+"kind", "is required; use one of: %s", choices(workloadKinds))
@@ -374,9 +381,13 @@ func (c *checker) workload(w Workload, t Topology, limit units.Duration) {
 	}
 	c.need(w.Ranks >= 0, p+"ranks", "must not be negative (0 = every host), got %d", w.Ranks)
 	c.need(w.Ranks <= hosts, p+"ranks", "%d ranks do not fit the topology's %d hosts", w.Ranks, hosts)
+	c.need(w.HostOffset >= 0 && w.HostOffset < hosts, p+"host_offset", "host %d is not in the topology (hosts 0–%d)", w.HostOffset, hosts-1)
 	ranks := w.Ranks
 	if ranks == 0 {
-		ranks = hosts
+		ranks = hosts - w.HostOffset
+	}
+	if c.err != nil {
+		return
 	}
 	if isCollective(w.Kind) {
 		c.need(ranks >= 2, p+"ranks", "%s needs at least 2 ranks, got %d", w.Kind, ranks)
@@ -387,32 +398,67 @@ func (c *checker) workload(w Workload, t Topology, limit units.Duration) {
 		c.need(w.Iterations >= 1, p+"iterations", "needs at least 1 measured iteration, got %d", w.Iterations)
 		c.need(w.Warmup >= 0, p+"warmup", "must not be negative, got %d", w.Warmup)
 		c.need(w.Iterations+w.Warmup <= 10000, p+"iterations", "%d iterations plus warmup is more than the limit of 10000", w.Iterations+w.Warmup)
-		c.placement(w, t, ranks)
+		c.placementAt(p, w, t, ranks)
 	} else {
 		c.need(w.Root == 0, p+"root", "is only read by rooted collectives; remove it")
-		c.need(w.Placement == "" && w.PlacementHosts == nil && w.RanksPerServer == 0, p+"placement",
-			"%s addresses hosts directly; placement, placement_hosts and ranks_per_server are for collectives", w.Kind)
+		if (w.Kind == "permutation" || w.Kind == "uniform") && w.Placement == "list" {
+			c.placementAt(p, w, t, ranks) // the hosts it uses, in rank order
+		} else {
+			c.need(w.Placement == "" && len(w.PlacementHosts) == 0 && w.RanksPerServer == 0, p+"placement",
+				"%s addresses hosts directly; placement, placement_hosts and ranks_per_server are for collectives (permutation and uniform take placement: list)", w.Kind)
+		}
 		c.need(w.QPs == 1 && w.MessageSize == 0 && w.Iterations == 1 && w.Warmup == 0, p+"kind",
 			"%s takes no qps, message_size, iterations or warmup (collectives only)", w.Kind)
 	}
+	if w.Kind != "uniform" {
+		c.need(w.Load == 0 && w.Duration == 0, p+"load", "load and duration are only read by kind uniform; remove them")
+	}
 	switch w.Kind {
-	case "permutation":
-		c.need(ranks >= 2, p+"ranks", "a permutation needs at least 2 hosts, got %d", ranks)
+	case "permutation", "uniform":
+		c.need(ranks >= 2, p+"ranks", "%s needs at least 2 hosts, got %d", w.Kind, ranks)
+		c.need(w.Placement == "list" || w.HostOffset+ranks <= hosts, p+"ranks", "%d hosts from host_offset %d do not fit the topology's %d hosts", ranks, w.HostOffset, hosts)
+		if w.Kind == "uniform" {
+			c.uniform(p, w, t, ranks, limit)
+		}
+	case "incast", "flows":
+		c.need(w.HostOffset == 0, p+"host_offset", "%s addresses hosts directly (target, senders, the file); host_offset is not read", w.Kind)
+	}
+	switch w.Kind {
 	case "incast":
 		c.need(w.Senders >= 1, p+"senders", "incast needs at least 1 sender, got %d", w.Senders)
 		c.need(w.Target >= 0 && w.Target < hosts, p+"target", "host %d is not in the topology (hosts 0–%d)", w.Target, hosts-1)
 		c.need(w.Senders < hosts, p+"senders", "%d senders and a target need %d hosts; the topology has %d", w.Senders, w.Senders+1, hosts)
 	}
 	if w.Kind == "flows" {
-		c.flows(w, hosts, limit)
+		c.flowsAt(p+"file", w, hosts, limit)
 		return
 	}
 	c.need(w.File == "", p+"file", "is only read by kind flows; remove it or set kind: flows")
-	c.sizes(w.Sizes)
+	c.sizesAt(p+"sizes", w.Sizes)
 }
 
-func (c *checker) sizes(s Sizes) {
-	const p = "workload.sizes"
+// maxUniformMessages bounds the messages a uniform job may generate.
+const maxUniformMessages = 2_000_000
+
+func (c *checker) uniform(p string, w Workload, t Topology, ranks int, limit units.Duration) {
+	c.need(w.Load > 0 && w.Load <= 1, p+"load", "uniform needs a load in (0, 1] (fraction of the host link rate), got %v", w.Load)
+	c.need(w.Duration > 0, p+"duration", "uniform needs a duration (> 0) during which hosts send, got %v", w.Duration)
+	c.need(limit <= 0 || w.Duration <= limit, p+"duration", "%v is beyond sim.time_limit %v", w.Duration, limit)
+	if c.err != nil {
+		return
+	}
+	for _, size := range SweepSizes(w.Sizes) {
+		if n := workload.UniformMessages(ranks, int64(size), w.Load, t.HostLink.Rate, w.Duration); n > maxUniformMessages {
+			c.fail(p+"duration", "about %.0f messages of %v at load %v for %v, more than the limit of %d; shorten duration or use larger sizes",
+				n, size, w.Load, w.Duration, maxUniformMessages)
+			return
+		}
+	}
+}
+
+func (c *checker) sizes(s Sizes) { c.sizesAt("workload.sizes", s) }
+
+func (c *checker) sizesAt(p string, s Sizes) {
 	sweep := s.From != 0 || s.To != 0
 	switch {
 	case sweep && len(s.List) > 0:
@@ -430,8 +476,7 @@ func (c *checker) sizes(s Sizes) {
 	}
 }
 
-func (c *checker) flows(w Workload, hosts int, limit units.Duration) {
-	const p = "workload.file"
+func (c *checker) flowsAt(p string, w Workload, hosts int, limit units.Duration) {
 	if w.File == "" {
 		c.fail(p, "kind flows needs a flow list file (src dst bytes [start] per line)")
 		return
@@ -504,8 +549,7 @@ func (f *File) flowFile(name string) *flowFile {
 }
 
 // placement checks the rank placement against the topology's servers.
-func (c *checker) placement(w Workload, t Topology, ranks int) {
-	const p = "workload."
+func (c *checker) placementAt(p string, w Workload, t Topology, ranks int) {
 	if w.Placement != "" && !oneOf(w.Placement, workload.Placements()) {
 		c.fail(p+"placement", "unknown placement %q; use one of: %s", w.Placement, choices(workload.Placements()))
 		return
@@ -514,6 +558,7 @@ func (c *checker) placement(w Workload, t Topology, ranks int) {
 	c.need(w.RanksPerServer >= 0 && w.RanksPerServer <= perServer, p+"ranks_per_server",
 		"must be between 0 (all) and the %d GPUs of a server, got %d", perServer, w.RanksPerServer)
 	if w.Placement == "list" {
+		c.need(w.HostOffset == 0, p+"host_offset", "is not read with placement: list (the list gives the hosts)")
 		c.need(len(w.PlacementHosts) == ranks, p+"placement_hosts", "lists %d hosts for %d ranks", len(w.PlacementHosts), ranks)
 		hosts := Hosts(t)
 		seen := map[int]bool{}
@@ -524,9 +569,77 @@ func (c *checker) placement(w Workload, t Topology, ranks int) {
 		}
 		return
 	}
-	c.need(w.PlacementHosts == nil, p+"placement_hosts", "is only read with placement: list")
+	c.need(len(w.PlacementHosts) == 0, p+"placement_hosts", "is only read with placement: list")
 	if w.RanksPerServer > 0 {
 		servers := (Hosts(t) + perServer - 1) / perServer
 		c.need(ranks <= servers*w.RanksPerServer, p+"ranks", "%d ranks do not fit %d servers × %d ranks per server", ranks, servers, w.RanksPerServer)
+	}
+	if c.err == nil && w.HostOffset > 0 {
+		hs, err := JobHosts(w, t, 0)
+		if err != nil {
+			c.fail(p+"host_offset", "%v", err)
+		}
+		_ = hs
+	}
+}
+
+// maxJobs bounds the jobs of one scenario.
+const maxJobs = 64
+
+// jobs checks the extra jobs: each like the workload (errors inside its
+// mapping), a unique name, one data size, a start inside the time limit,
+// and no host shared with another job.
+func (c *checker) jobs(s *Scenario) {
+	if c.err != nil || len(s.Jobs) == 0 {
+		return
+	}
+	c.need(len(s.Jobs) < maxJobs, "jobs", "%d jobs is more than the limit of %d", len(s.Jobs)+1, maxJobs)
+	names := map[string]bool{"main": true}
+	for i, j := range s.Jobs {
+		p := fmt.Sprintf("jobs[%d].", i)
+		name := strings.TrimSpace(j.Name)
+		switch {
+		case name == "":
+			c.fail(p+"name", "a job needs a name (- name: …)")
+		case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+			c.fail(p+"name", "a job name must be one line of printable text, got %q", name)
+		case name == "main":
+			c.fail(p+"name", "\"main\" is the name of the top-level workload; choose another")
+		case names[name]:
+			c.fail(p+"name", "job %q is defined twice; names must be unique", name)
+		}
+		names[name] = true
+		c.workloadAt(p, j.Workload, s.Topology, s.Sim.TimeLimit)
+		if c.err != nil {
+			return
+		}
+		if j.Kind != "flows" {
+			c.need(len(SweepSizes(j.Sizes)) == 1, p+"sizes", "a job runs at one data size (the rows are the sizes of workload), got %d; write sizes: {list: [SIZE]}", len(SweepSizes(j.Sizes)))
+		}
+		c.need(j.Start >= 0, p+"start", "must not be negative, got %v", j.Start)
+		c.need(j.Start < s.Sim.TimeLimit, p+"start", "%v is not before sim.time_limit %v, so the job would never run", j.Start, s.Sim.TimeLimit)
+	}
+	if c.err != nil {
+		return
+	}
+	// Jobs share the fabric, never a host.
+	owner := map[int]int{}
+	for i := 0; i <= len(s.Jobs); i++ {
+		hs, err := JobHosts(JobWorkload(s, i), s.Topology, JobSeed(s.Seed, i))
+		key := "workload"
+		if i > 0 {
+			key = fmt.Sprintf("jobs[%d]", i-1)
+		}
+		if err != nil {
+			c.fail(key, "%v", err)
+			return
+		}
+		for _, h := range hs {
+			if o, ok := owner[h]; ok && o != i {
+				c.fail(key, "job %q and job %q both use host %d; jobs must not share a host (use host_offset or placement: list)", JobName(s, o), JobName(s, i), h)
+				return
+			}
+			owner[h] = i
+		}
 	}
 }

@@ -142,7 +142,13 @@ func fieldsOf(t reflect.Type) map[string]reflect.StructField {
 	m := map[string]reflect.StructField{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opt, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" && opt == "inline" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for k, v := range fieldsOf(f.Type) {
+				m[k] = v
+			}
+			continue
+		}
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}

@@ -245,3 +245,38 @@ func Flows(hosts int, flows []FlowSpec) (*DAG, error) {
 	d.Finish()
 	return d, nil
 }
+
+// Combine joins the DAGs of several jobs into one: the messages of parts[k]
+// follow those of parts[k−1], their dependencies shifted with them, and
+// every message of parts[k] may start delays[k] later than in its own DAG
+// (its earliest start At is shifted; messages with dependencies follow).
+// It returns the joint DAG, whose metadata (collective, ranks, size, rank
+// placement, iterations) is that of parts[0], and where each part's
+// messages start. The parts are not changed.
+func Combine(parts []*DAG, delays []sim.Time) (*DAG, []int32) {
+	d := &DAG{}
+	if len(parts) > 0 {
+		p := parts[0]
+		d.Collective, d.Algorithm, d.Ranks, d.Size = p.Collective, p.Algorithm, p.Ranks, p.Size
+		d.RankHost, d.Root, d.Blocks, d.Iters = p.RankHost, p.Root, p.Blocks, p.Iters
+	}
+	offsets := make([]int32, len(parts))
+	for k, p := range parts {
+		off := int32(len(d.Msgs))
+		offsets[k] = off
+		var delay sim.Time
+		if k < len(delays) {
+			delay = delays[k]
+		}
+		for i, m := range p.Msgs {
+			m.At += delay
+			d.Msgs = append(d.Msgs, m)
+			d.DepCount = append(d.DepCount, p.DepCount[i])
+			for _, j := range p.Successors(int32(i)) {
+				d.deps = append(d.deps, [2]int32{off + int32(i), off + j})
+			}
+		}
+	}
+	d.Finish()
+	return d, offsets
+}
