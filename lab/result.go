@@ -84,6 +84,7 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	r := metrics.SizeResult{
 		SizeBytes: d.Size,
 		Ranks:     d.Ranks,
+		Algorithm: d.Algorithm,
 		Complete:  s.partDone(p),
 	}
 	first, last := sim.Time(-1), sim.Time(0)

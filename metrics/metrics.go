@@ -149,8 +149,11 @@ func Summarize(xs []float64) Percentiles {
 // SizeResult is one row of the nccl-tests-style table: one data size of one
 // variant. Field names are the documented output contract.
 type SizeResult struct {
-	SizeBytes int64   `json:"size_bytes"`
-	Ranks     int     `json:"ranks"`
+	SizeBytes int64 `json:"size_bytes"`
+	Ranks     int   `json:"ranks"`
+	// Algorithm is the algorithm that ran, naming any fallback (e.g.
+	// "recursive-doubling (Bruck: 6 ranks is not a power of two)").
+	Algorithm string  `json:"algorithm,omitempty"`
 	CCTS      float64 `json:"cct_s"`
 	AlgBWGBps float64 `json:"algbw_gbps"`
 	BusBWGBps float64 `json:"busbw_gbps"`

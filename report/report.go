@@ -247,6 +247,14 @@ func WriteTable(w io.Writer, v VariantResult) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
+	// The algorithm that ran (it names a fallback when the requested one
+	// cannot run as such on this rank count).
+	for _, r := range rs {
+		if r.Algorithm != "" {
+			coll += " " + r.Algorithm
+			break
+		}
+	}
 	fmt.Fprintf(&b, "# variant: %s  (%s, %d ranks)\n", v.Name, coll, ranks)
 
 	rows := make([][]string, 0, len(rs))

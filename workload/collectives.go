@@ -517,6 +517,9 @@ func (b *builder) generator(c, alg string) func() {
 		}
 	case "allreduce/halving-doubling":
 		d.Blocks = 1 << (bits.Len(uint(n)) - 1)
+		if n&(n-1) != 0 {
+			d.Algorithm = fmt.Sprintf("halving-doubling (%d ranks: %d fold into partners first)", n, n-d.Blocks)
+		}
 		return b.halvingDoubling
 	case "allreduce/double-binary-tree":
 		h0 := seg(b.size, 2, 0)
@@ -538,12 +541,14 @@ func (b *builder) generator(c, alg string) func() {
 		if n&(n-1) == 0 {
 			return b.recursiveDoubling
 		}
+		d.Algorithm = fmt.Sprintf("recursive-doubling (Bruck: %d ranks is not a power of two)", n)
 		return b.bruck
 	case "reducescatter/recursive-halving":
 		d.Blocks = n
 		if n&(n-1) == 0 {
 			return b.recursiveHalving
 		}
+		d.Algorithm = fmt.Sprintf("recursive-halving (transposed Bruck: %d ranks is not a power of two)", n)
 		return b.reverseBruck
 	case "alltoall/direct":
 		d.Blocks = n * n
