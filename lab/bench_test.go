@@ -164,3 +164,32 @@ func TestDataPathDoesNotAllocatePerPacket(t *testing.T) {
 		t.Errorf("%.4f allocations per packet, want < 0.002", per)
 	}
 }
+
+// BenchmarkBuildAllToAll512 builds (does not run) a 512-rank all-to-all on a
+// 512-host leaf-spine: 261,632 flows, each with its QP, DAG entry and
+// per-message state. It reports the heap per flow, the simulator's memory
+// per active flow before any packet exists.
+func BenchmarkBuildAllToAll512(b *testing.B) {
+	s := scenario.Defaults()
+	s.Name = "build"
+	s.Topology.Hosts, s.Topology.HostsPerLeaf, s.Topology.Spines = 512, 32, 32
+	s.Workload.Kind = "alltoall"
+	s.Workload.Algorithm = "direct"
+	s.Workload.Ranks = 512
+	var perFlow float64
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		sm, err := Build(scenario.Job{Spec: s, Size: 512 * units.MiB, Seed: 1, Scenario: "build", Variant: "a2a"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		flows := len(sm.DAG.Msgs)
+		perFlow = float64(m1.HeapAlloc-m0.HeapAlloc) / float64(flows)
+		runtime.KeepAlive(sm)
+	}
+	b.ReportMetric(perFlow, "B/flow")
+}
