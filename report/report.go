@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"fabriclab/metrics"
+	"fabriclab/scenario"
 	"fabriclab/units"
 )
 
@@ -537,7 +538,7 @@ func WriteSweepSummary(w io.Writer, o Output) error {
 	if parents {
 		lead = append(lead, "variant")
 	}
-	lead = append(lead, sweepLabels(keys)...)
+	lead = append(lead, scenario.SweepLabels(keys)...)
 	nl := len(lead)
 
 	tops := append([]string(nil), lead...)
@@ -642,25 +643,6 @@ func WriteSweepSummary(w io.Writer, o Output) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// sweepLabels heads the summary's point columns: a key's last segment when
-// no other swept key ends the same way, else the whole key (the rule the
-// scenario loader names points by).
-func sweepLabels(keys []string) []string {
-	last := func(k string) string { return k[strings.LastIndexByte(k, '.')+1:] }
-	count := map[string]int{}
-	for _, k := range keys {
-		count[last(k)]++
-	}
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = k
-		if count[last(k)] == 1 {
-			out[i] = last(k)
-		}
-	}
-	return out
 }
 
 // usec formats seconds as microseconds the way nccl-tests does: two decimals

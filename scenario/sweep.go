@@ -315,9 +315,10 @@ func (f *File) parseSweepOption(s string) (sweepDim, error) {
 	return d, nil
 }
 
-// sweepLabels are the names of the keys in point names: the last segment
-// of a key when no other swept key ends the same way, else the whole key.
-func sweepLabels(keys []string) []string {
+// SweepLabels are the names of the keys in point names (and the summary
+// table's columns): the last segment of a key when no other swept key ends
+// the same way, else the whole key.
+func SweepLabels(keys []string) []string {
 	last := func(k string) string { return k[strings.LastIndexByte(k, '.')+1:] }
 	count := map[string]int{}
 	for _, k := range keys {
@@ -370,7 +371,7 @@ func (f *File) expand() error {
 	for i, d := range f.sweep {
 		keys[i] = d.key
 	}
-	labels := sweepLabels(keys)
+	labels := SweepLabels(keys)
 	names := map[string]bool{}
 	points := make([]rawVariant, 0, n)
 	for pi, pv := range parents {
