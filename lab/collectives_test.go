@@ -144,28 +144,48 @@ func closedForm(ab alphaBeta, coll, algo string, n int, S int64) (float64, bool)
 	return 0, false
 }
 
-// For every collective and algorithm with a closed form, the simulated CCT
-// on a non-blocking fabric with an ideal transport is within 2% of it.
+// For every collective and algorithm, the simulated CCT on a non-blocking
+// fabric with an ideal transport is within 2% of its α–β cost: the hand
+// closed form where the steps do not overlap (in practice within 0.1%), and
+// the same model evaluated on the DAG with max-min sharing (fluidCCT) for
+// every algorithm, which also covers non-power-of-two halving-doubling. The
+// double binary tree is the exception: its up- and down-going flows overlap
+// on every NIC, and how a receiver's link is shared (first come, first
+// served, with PFC pausing whole NICs) is not what max-min fairness
+// assumes; it lands within 8% of the model (logged), see the README.
 func TestCollectivesMatchClosedForms(t *testing.T) {
 	ab := alphaBeta{rate: 400 * units.Gbps, delay: units.Microsecond}
 	for _, n := range []int{8, 6, 5} {
 		for _, coll := range workload.Collectives() {
 			for _, algo := range workload.Algorithms(coll) {
-				S := int64(64 * units.MiB)
-				want, ok := closedForm(ab, coll, algo, n, S)
-				if !ok {
-					continue
+				if algo == "rail-aware" {
+					continue // needs servers and rails: TestRailAwareAllToAllBeatsDirectOnRails
 				}
+				S := int64(64 * units.MiB)
 				t.Run(fmt.Sprintf("%s/%s/n=%d", coll, algo, n), func(t *testing.T) {
 					s := closedFabric(n)
 					s.Workload = scenario.Workload{Kind: coll, Algorithm: algo, Ranks: n, QPs: 1, Iterations: 1}
+					sm, err := Build(job(s, units.Size(S)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					model := fluidCCT(ab, sm.DAG)
 					r := run(t, s, units.Size(S))
 					if !r.Complete {
 						t.Fatal("incomplete")
 					}
-					t.Logf("CCT %.2f us, closed form %.2f us", r.CCTS*1e6, want*1e6)
-					if d := math.Abs(r.CCTS-want) / want; d > 0.02 {
-						t.Errorf("CCT %.2f us, closed form %.2f us (%.1f%% off)", r.CCTS*1e6, want*1e6, 100*d)
+					tol := 0.02
+					if algo == "double-binary-tree" {
+						tol = 0.08
+					}
+					t.Logf("CCT %.2f us, α–β on the DAG %.2f us (%+.2f%%)", r.CCTS*1e6, model*1e6, 100*(r.CCTS-model)/model)
+					if d := math.Abs(r.CCTS-model) / model; d > tol {
+						t.Errorf("CCT %.2f us, α–β model %.2f us (%.1f%% off)", r.CCTS*1e6, model*1e6, 100*d)
+					}
+					if want, ok := closedForm(ab, coll, algo, n, S); ok {
+						if d := math.Abs(r.CCTS-want) / want; d > 0.02 {
+							t.Errorf("CCT %.2f us, closed form %.2f us (%.1f%% off)", r.CCTS*1e6, want*1e6, 100*d)
+						}
 					}
 				})
 			}
