@@ -141,6 +141,9 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	}
 	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag, parts: parts}
 	s.RoCE = roce.New(tp.Net, rc)
+	for h, id := range tp.ScaleUpEndpoint {
+		s.RoCE.SetName(id, fmt.Sprintf("host%d-scaleup", h))
+	}
 	s.RoCE.OnDelivered = s.delivered
 	s.connect()
 	return s, nil
@@ -196,16 +199,11 @@ func buildJobDAG(job scenario.Job, i int, tp *topo.Topology) (*workload.DAG, err
 		}
 	}
 	if workload.Algorithms(w.Kind) != nil {
-		rankHost, err := workload.Place(w.Placement, ranks, tp.Server, tp.Rail, w.RanksPerServer,
-			sim.NewRNG(seed, "placement"), w.PlacementHosts)
+		// The same placement validation computed (servers are consecutive
+		// gpus_per_server hosts on every topology, as topo builds them).
+		rankHost, err := scenario.JobHosts(w, job.Spec.Topology, seed)
 		if err != nil {
 			return nil, fmt.Errorf("workload.placement: %w", err)
-		}
-		for r := range rankHost {
-			rankHost[r] += w.HostOffset
-			if rankHost[r] >= hosts {
-				return nil, fmt.Errorf("workload.host_offset: rank %d lands on host %d, beyond the topology's %d hosts", r, rankHost[r], hosts)
-			}
 		}
 		rankServer := make([]int, ranks)
 		rankRail := make([]int, ranks)
@@ -297,8 +295,10 @@ func mapHosts(d *workload.DAG, hs []int) {
 
 // connect opens one QP per (src, dst, channel) and arms the DAG's roots.
 func (s *Sim) connect() {
-	type key struct{ src, dst, ch int32 }
+	// Jobs never share a connection, even between the same hosts.
+	type key struct{ part, src, dst, ch int32 }
 	qpOf := make(map[key]roce.QP)
+	part := int32(0)
 	d := s.DAG
 	s.qps = make([]roce.QP, len(d.Msgs))
 	s.remaining = append([]int32(nil), d.DepCount...)
@@ -308,10 +308,13 @@ func (s *Sim) connect() {
 		s.start[i], s.end[i] = -1, -1
 	}
 	for i, m := range d.Msgs {
+		for int(part) < len(s.parts)-1 && int32(i) >= s.parts[part].hi {
+			part++
+		}
 		if m.Marker {
 			continue // bookkeeping only: no connection, completes at once
 		}
-		k := key{m.Src, m.Dst, m.Channel}
+		k := key{part, m.Src, m.Dst, m.Channel}
 		qp, ok := qpOf[k]
 		if !ok {
 			qp = s.RoCE.Connect(int(m.Src), int(m.Dst))

@@ -94,6 +94,12 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	rankDone := make([]sim.Time, d.Ranks)
 	record := s.Job.Spec.Sim.RecordFlows
 	var delivered int64
+	hostOf := func(id int32) (int, bool) { // a scale-up endpoint's host
+		if int(id) >= s.Topo.Hosts {
+			return int(id) - s.Topo.Hosts, true
+		}
+		return int(id), false
+	}
 	for i := int(p.lo); i < int(p.hi); i++ {
 		m := s.DAG.Msgs[i]
 		st, en := s.start[i], s.end[i]
@@ -103,13 +109,15 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 		if en > last {
 			last = en
 		}
-		if m.Marker {
-			continue // bookkeeping, not a flow
+		if m.Marker || (d.Iteration != nil && d.Iteration[i-int(p.lo)] < 0) {
+			continue // bookkeeping, or a warmup iteration: not a measured flow
 		}
 		r.Flows++
+		src, su := hostOf(m.Src)
+		dst, _ := hostOf(m.Dst)
 		if en < 0 {
 			if record {
-				r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
+				r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: src, Dst: dst, ScaleUp: su,
 					SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(), EndS: -1})
 			}
 			continue
@@ -124,7 +132,7 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 		fcts = append(fcts, fct)
 		slows = append(slows, slow)
 		if record {
-			r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: int(m.Src), Dst: int(m.Dst),
+			r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: src, Dst: dst, ScaleUp: su,
 				SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(),
 				EndS: en.Seconds(), FCTS: fct, IdealS: ideal, Slowdown: slow, Done: true})
 		}
@@ -136,15 +144,16 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 		last = now
 	}
 	r.CCTS = (last - first).Seconds()
-	// With iterations, CCT is the mean of the measured ones (as nccl-tests
-	// reports the average time), each from its first start to its last
-	// delivery.
-	if its := s.iterationTimes(p); len(its) > 0 {
+	// With iterations, CCT is the measured iterations' total time divided by
+	// their number, as nccl-tests reports it (pipelined iterations overlap,
+	// so this is less than the mean of their own spans, which
+	// iteration_cct_s summarizes).
+	if its, total := s.iterationTimes(p); len(its) > 0 {
 		r.IterationsS = its
 		r.Iterations = len(its)
 		r.IterCCT = metrics.Summarize(append([]float64(nil), its...))
 		if r.Complete {
-			r.CCTS = r.IterCCT.Mean
+			r.CCTS = total / float64(len(its))
 		}
 	}
 	r.FCT = metrics.Summarize(fcts) // sorts fcts
@@ -294,6 +303,9 @@ func (s *Sim) routedIdealTime(lo, hi int32) sim.Time {
 	load := make(map[*fabric.Port]int64)
 	for i := lo; i < hi; i++ {
 		m := s.DAG.Msgs[i]
+		if m.Marker {
+			continue // no connection, no bytes
+		}
 		src, dst, sqp, dqp := s.RoCE.Tuple(s.qps[i])
 		pt := s.Topo.Net.HostPorts[src]
 		for hop := 0; pt != nil && hop < 64; hop++ {
@@ -317,10 +329,12 @@ func (s *Sim) routedIdealTime(lo, hi int32) sim.Time {
 	return worst
 }
 
-// iterationTimes is the duration of every measured iteration that
-// finished (nil when the DAG is a single copy).
-func (s *Sim) iterationTimes(p part) []float64 {
-	var out []float64
+// iterationTimes is the span of every measured iteration that finished
+// (first start to last delivery; nil when the DAG is a single copy) and the
+// span of all of them together (consecutive iterations may overlap, as
+// launches on one stream do).
+func (s *Sim) iterationTimes(p part) (spans []float64, total float64) {
+	measuredFirst, measuredLast := sim.Time(-1), sim.Time(-1)
 	for _, it := range p.dag.Iters {
 		if it.Index < 0 || len(p.dag.Iters) == 1 {
 			continue
@@ -339,10 +353,17 @@ func (s *Sim) iterationTimes(p part) []float64 {
 			last = max(last, en)
 		}
 		if done && first >= 0 {
-			out = append(out, (last - first).Seconds())
+			spans = append(spans, (last - first).Seconds())
+			if measuredFirst < 0 {
+				measuredFirst = first
+			}
+			measuredLast = max(measuredLast, last)
 		}
 	}
-	return out
+	if measuredFirst >= 0 {
+		total = (measuredLast - measuredFirst).Seconds()
+	}
+	return spans, total
 }
 
 // CollectiveIdeal is the algorithm-independent bound of a collective: the
@@ -386,7 +407,8 @@ func (s *Sim) rankBandwidth(p part) [][]float64 {
 	}
 	for i := p.lo; i < p.hi; i++ {
 		m := s.DAG.Msgs[i]
-		if m.Marker || s.end[i] < 0 || int(m.SrcRank) >= n || int(m.DstRank) >= n {
+		warmup := p.dag.Iteration != nil && p.dag.Iteration[i-p.lo] < 0
+		if m.Marker || warmup || s.end[i] < 0 || int(m.SrcRank) >= n || int(m.DstRank) >= n {
 			continue
 		}
 		k := int(m.SrcRank)*n + int(m.DstRank)

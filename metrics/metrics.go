@@ -64,6 +64,9 @@ type FlowRecord struct {
 	IdealS   float64 `json:"ideal_fct_s"` // the same flow alone on the idle fabric
 	Slowdown float64 `json:"slowdown"`
 	Done     bool    `json:"done"`
+	// ScaleUp marks a transfer inside a server over its scale-up domain
+	// (Src and Dst are still the GPUs' hosts).
+	ScaleUp bool `json:"scale_up,omitempty"`
 }
 
 // Counters are event counts for one port, NIC or the whole run. Fields are
@@ -219,6 +222,7 @@ type SizeResult struct {
 type JobResult struct {
 	Name         string      `json:"name"`
 	Kind         string      `json:"kind"`
+	Algorithm    string      `json:"algorithm,omitempty"`
 	Ranks        int         `json:"ranks"`
 	SizeBytes    int64       `json:"size_bytes"`
 	StartS       float64     `json:"start_s"`
@@ -240,7 +244,7 @@ type JobResult struct {
 // Job makes a job's entry from its summary (a SizeResult over its
 // messages); the alone CCT and interference are filled by the caller.
 func Job(name, kind string, startS float64, r SizeResult) JobResult {
-	return JobResult{Name: name, Kind: kind, Ranks: r.Ranks, SizeBytes: r.SizeBytes, StartS: startS,
+	return JobResult{Name: name, Kind: kind, Algorithm: r.Algorithm, Ranks: r.Ranks, SizeBytes: r.SizeBytes, StartS: startS,
 		CCTS: r.CCTS, AlgBWGBps: r.AlgBWGBps, BusBWGBps: r.BusBWGBps, IdealS: r.IdealS, IdealPct: r.IdealPct,
 		Complete: r.Complete, Iterations: r.Iterations, IterCCT: r.IterCCT, Flows: r.Flows, FCT: r.FCT, Slowdown: r.Slowdown}
 }

@@ -107,19 +107,27 @@ func JobHosts(w Workload, t Topology, seed uint64) ([]int, error) {
 	}
 	switch {
 	case workload.Algorithms(w.Kind) != nil:
+		// Place over the hosts from host_offset on (a list names hosts
+		// absolutely), then number them back.
+		off := w.HostOffset
+		if w.Placement == "list" {
+			off = 0
+		}
+		if off < 0 || off >= hosts {
+			return nil, fmt.Errorf("host_offset %d is not a host of the topology (0–%d)", off, hosts-1)
+		}
 		g := max(t.GPUsPerServer, 1)
-		server, rail := make([]int, hosts), make([]int, hosts)
-		for h := range server {
-			server[h], rail[h] = h/g, h%g
+		server, rail := make([]int, hosts-off), make([]int, hosts-off)
+		for i := range server {
+			server[i], rail[i] = (off+i)/g, (off+i)%g
 		}
 		hs, err := workload.Place(w.Placement, ranks, server, rail, w.RanksPerServer, sim.NewRNG(seed, "placement"), w.PlacementHosts)
 		if err != nil {
 			return nil, err
 		}
-		for r := range hs {
-			hs[r] += w.HostOffset
-			if hs[r] >= hosts {
-				return nil, fmt.Errorf("rank %d lands on host %d with host_offset %d, beyond the topology's %d hosts", r, hs[r], w.HostOffset, hosts)
+		if w.Placement != "list" {
+			for r := range hs {
+				hs[r] += off
 			}
 		}
 		return hs, nil

@@ -51,7 +51,7 @@ func TestJobsErrors(t *testing.T) {
 	for _, tc := range []struct{ edit, old, want string }{
 		{"    sizes: {list: [2MiB, 4MiB]}", "    sizes: {list: [2MiB]}", "j.yaml:9:5: jobs[0].sizes: a job runs at one data size"},
 		{"    host_offset: 4", "    host_offset: 8", `j.yaml:4:9: jobs[0]: job "main" and job "b" both use host 4`},
-		{"    host_offset: 12", "    host_offset: 8", "j.yaml:7:18: jobs[0].host_offset: rank 4 lands on host 16"},
+		{"    host_offset: 12", "    host_offset: 8", "j.yaml:7:18: jobs[0].host_offset: 8 ranks do not fit the 4 GPUs available"},
 		{"    kind: alltoal", "    kind: alltoall", `j.yaml:5:11: jobs[0].kind: unknown workload "alltoal"`},
 		{"    qps: 0", "    start: 10us", "j.yaml:8:10: jobs[0].qps: needs at least 1 queue pair"},
 		{"    start: 2s", "    start: 10us", "j.yaml:8:12: jobs[0].start: 2s is not before sim.time_limit"},

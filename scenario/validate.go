@@ -575,11 +575,10 @@ func (c *checker) placementAt(p string, w Workload, t Topology, ranks int) {
 		c.need(ranks <= servers*w.RanksPerServer, p+"ranks", "%d ranks do not fit %d servers × %d ranks per server", ranks, servers, w.RanksPerServer)
 	}
 	if c.err == nil && w.HostOffset > 0 {
-		hs, err := JobHosts(w, t, 0)
-		if err != nil {
+		// The seed does not change whether a placement fits.
+		if _, err := JobHosts(w, t, 0); err != nil {
 			c.fail(p+"host_offset", "%v", err)
 		}
-		_ = hs
 	}
 }
 
@@ -618,6 +617,10 @@ func (c *checker) jobs(s *Scenario) {
 		}
 		c.need(j.Start >= 0, p+"start", "must not be negative, got %v", j.Start)
 		c.need(j.Start < s.Sim.TimeLimit, p+"start", "%v is not before sim.time_limit %v, so the job would never run", j.Start, s.Sim.TimeLimit)
+		if j.Kind == "uniform" {
+			c.need(j.Start+j.Duration <= s.Sim.TimeLimit, p+"duration", "start %v + duration %v ends after sim.time_limit %v, so the job could never finish",
+				j.Start, j.Duration, s.Sim.TimeLimit)
+		}
 	}
 	if c.err != nil {
 		return

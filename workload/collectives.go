@@ -399,6 +399,13 @@ type builder struct {
 	rail      []int
 	rng       *sim.RNG
 
+	// chanBase offsets the channels of the transfers being emitted, so that
+	// independent streams of one algorithm between the same ranks (the two
+	// trees of the double binary tree, the two rings of the bidirectional
+	// ring) use their own QPs, as NCCL's channels do, instead of queueing
+	// behind each other on one.
+	chanBase int32
+
 	gate  []int32   // per rank: the previous copy's done marker (nil: one copy)
 	track [][]int32 // per rank: transfers sent or received in this copy
 	dl    []int32   // scratch dependency list
@@ -447,6 +454,7 @@ func (b *builder) xfer(src, dst int, bytes int64, lo, hi int, reduce bool, deps 
 	first := int32(len(d.Msgs))
 	p := Payload{Lo: int32(lo), Hi: int32(hi), First: first, Pieces: int32(np), Reduce: reduce}
 	m := d.msg(src, dst, bytes)
+	m.Channel = b.chanBase
 	if np == 1 {
 		b.put(m, p, deps)
 	} else {
@@ -462,7 +470,7 @@ func (b *builder) xfer(src, dst int, bytes int64, lo, hi int, reduce bool, deps 
 				if k < cb%q {
 					m.Bytes++
 				}
-				m.Channel = int32(k)
+				m.Channel = b.chanBase + int32(k)
 				b.put(m, p, deps)
 			}
 		}
@@ -513,7 +521,9 @@ func (b *builder) generator(c, alg string) func() {
 		}
 		return func() {
 			b.ringAllReduce(identity(n), seg(b.size, 2, 0), 0)
+			b.chanBase = int32(b.qps)
 			b.ringAllReduce(rev, seg(b.size, 2, 1), n)
+			b.chanBase = 0
 		}
 	case "allreduce/halving-doubling":
 		d.Blocks = 1 << (bits.Len(uint(n)) - 1)
@@ -874,6 +884,7 @@ func (b *builder) doubleBinaryTree(C int) {
 	var ids []int32
 	for c := range C {
 		for t := range 2 {
+			b.chanBase = int32(t) * int32(b.qps)
 			root, kids, post := treeOrder(parents[t])
 			bytes := seg(seg(b.size, 2, t), C, c)
 			blk := t*C + c
@@ -901,6 +912,7 @@ func (b *builder) doubleBinaryTree(C int) {
 			}
 		}
 	}
+	b.chanBase = 0
 }
 
 // allToAllDirect posts every rank's n−1 sends at once in a seeded random

@@ -69,7 +69,9 @@ func transfers(t *testing.T, d *DAG, chunk int64, qps int) []transfer {
 			if d.Payloads[k] != p || q.SrcRank != m.SrcRank || q.DstRank != m.DstRank || q.Marker {
 				t.Fatalf("piece %d of transfer %d differs: %+v %+v", k, i, q, d.Payloads[k])
 			}
-			if q.Bytes < 1 || (chunk > 0 && q.Bytes > chunk) || q.Channel < 0 || int(q.Channel) >= max(qps, 1) {
+			// Two-stream algorithms (double binary tree, bidirectional ring)
+			// give their second stream its own QPs: channels QPs … 2·QPs−1.
+			if q.Bytes < 1 || (chunk > 0 && q.Bytes > chunk) || q.Channel < 0 || int(q.Channel) >= 2*max(qps, 1) {
 				t.Fatalf("piece %d: %d B on channel %d (chunk %d, %d QPs)", k, q.Bytes, q.Channel, chunk, qps)
 			}
 			if int(q.Src) != d.RankHost[q.SrcRank] || int(q.Dst) != d.RankHost[q.DstRank] {

@@ -68,7 +68,10 @@ func Place(policy string, ranks int, server, rail []int, perServer int, rng *sim
 		capacity += len(gpus[sv])
 	}
 	if ranks > capacity {
-		return nil, fmt.Errorf("%d ranks do not fit %d servers × %d ranks per server (%d GPUs)", ranks, len(order), perServer, capacity)
+		if perServer > 0 {
+			return nil, fmt.Errorf("%d ranks do not fit %d servers × %d ranks per server", ranks, len(order), perServer)
+		}
+		return nil, fmt.Errorf("%d ranks do not fit the %d GPUs available", ranks, capacity)
 	}
 	out := make([]int, 0, ranks)
 	switch policy {

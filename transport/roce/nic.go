@@ -80,6 +80,10 @@ func itoa(i int) string {
 	return string(b[n:])
 }
 
+// SetName renames host h's NIC (as ports and counters show it), e.g. to
+// tell a GPU's scale-up endpoint from its fabric NIC.
+func (t *Transport) SetName(h int, name string) { t.NICs[h].name = name }
+
 // QP is a handle to one connection (sender side at Src).
 type QP struct {
 	Src, Dst int32
