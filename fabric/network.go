@@ -33,9 +33,13 @@ func NewNetwork(s *sim.Scheduler, seed uint64, nHosts int) *Network {
 // ecmpSeed with the switch id so that switches hash independently.
 func (n *Network) AddSwitch(name, tier string, cfg *SwitchConfig, ecmpSeed uint64) *Switch {
 	id := len(n.Switches)
-	s := &Switch{ID: id, name: name, Tier: tier, cfg: cfg, net: n,
-		HashSeed: mix64(ecmpSeed ^ mix64(uint64(id)+1)),
-		rng:      sim.NewRNG(n.Seed, fmt.Sprintf("red/%d", id))}
+	seed := mix64(ecmpSeed ^ mix64(uint64(id)+1))
+	if cfg.Polarized {
+		seed = mix64(ecmpSeed) // every switch hashes alike
+	}
+	s := &Switch{ID: id, name: name, Tier: tier, cfg: cfg, net: n, HashSeed: seed,
+		rng: sim.NewRNG(n.Seed, fmt.Sprintf("red/%d", id)),
+		lb:  sim.NewRNG(n.Seed, fmt.Sprintf("lb/%d", id))}
 	n.Switches = append(n.Switches, s)
 	return s
 }

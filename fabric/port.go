@@ -56,6 +56,7 @@ type Port struct {
 	qbytes   [NumPrio]int64
 	total    int64
 	busy     bool
+	txWire   int32 // wire size of the frame being sent
 	paused   [NumPrio]bool
 	pausedAt [NumPrio]sim.Time
 	pipe     fifo // packets on the wire toward Peer, in arrival order
@@ -86,6 +87,15 @@ func (pt *Port) Busy() bool { return pt.busy }
 
 // QueueBytes is the bytes queued for transmission on this port.
 func (pt *Port) QueueBytes() int64 { return pt.total }
+
+// load is what adaptive routing compares: bytes queued plus the frame being
+// sent, so a port that is merely busy does not look idle.
+func (pt *Port) load() int64 {
+	if pt.busy {
+		return pt.total + int64(pt.txWire)
+	}
+	return pt.total
+}
 
 // TxTime is how long wire bytes take on this port.
 func (pt *Port) TxTime(wire int32) sim.Time {
@@ -146,6 +156,7 @@ func (pt *Port) trySend(now sim.Time) {
 	}
 	tx := pt.TxTime(p.Wire)
 	pt.busy = true
+	pt.txWire = p.Wire
 	pt.busyTime += tx
 	pt.C.TxPackets++
 	pt.C.TxBytes += int64(p.Wire)

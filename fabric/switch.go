@@ -26,6 +26,59 @@ type SwitchConfig struct {
 	ECNRefRateBps     int64
 	MaxPacketWire     int64 // largest data frame, for headroom sizing
 	ForwardingLatency sim.Time
+
+	// Policy picks the egress port among equal-cost next hops.
+	Policy Policy
+	// FlowletGap: a flow idle this long may move to another path (flowlet
+	// policies).
+	FlowletGap sim.Time
+	// Polarized gives every switch the same ECMP hash seed (instead of
+	// mixing in the switch id), to show hash polarization.
+	Polarized bool
+}
+
+// Policy is a load-balancing policy.
+type Policy uint8
+
+// Load-balancing policies.
+const (
+	// ECMP hashes the 5-tuple (seeded per switch): a flow keeps one path.
+	ECMP Policy = iota
+	// SprayRandom picks a random next hop for every packet.
+	SprayRandom
+	// SprayRoundRobin cycles through the next hops, per destination.
+	SprayRoundRobin
+	// Flowlet re-hashes a flow (randomly) after it was idle FlowletGap.
+	Flowlet
+	// Adaptive sends every packet to the least-loaded next hop (the one with
+	// the fewest bytes queued).
+	Adaptive
+	// AdaptiveFlowlet moves a flow to the least-loaded next hop after an
+	// idle FlowletGap.
+	AdaptiveFlowlet
+	// DModK is InfiniBand-style static destination routing: next hop
+	// dst mod k, whatever the source.
+	DModK
+)
+
+// Policies names the policies as scenarios spell them.
+var Policies = map[string]Policy{
+	"ecmp": ECMP, "spray-random": SprayRandom, "spray-rr": SprayRoundRobin,
+	"flowlet": Flowlet, "adaptive": Adaptive, "adaptive-flowlet": AdaptiveFlowlet, "d-mod-k": DModK,
+}
+
+// Static reports whether a flow's path depends only on its 5-tuple (so it
+// can be worked out without simulating).
+func (p Policy) Static() bool { return p == ECMP || p == DModK }
+
+// flowletSlots is the size of a switch's flowlet table (a hash-indexed
+// array, as in hardware: colliding flows share a slot).
+const flowletSlots = 4096
+
+type flowlet struct {
+	key  uint64
+	last sim.Time
+	port int32
 }
 
 // Switch is an output-queued switch: a packet is admitted into the shared
@@ -56,6 +109,12 @@ type Switch struct {
 	// poolWait lists ingress ports that are below XON but stay paused until
 	// the shared pool drains.
 	poolWait []*Port
+
+	// Load-balancing state: a random stream for spraying and flowlets, a
+	// round-robin counter per destination, the flowlet table.
+	lb       *sim.RNG
+	rr       []uint32
+	flowlets []flowlet
 }
 
 // sharedLimit is the buffer lossless traffic may use before pausing: all
@@ -156,12 +215,83 @@ func (s *Switch) drop(p *Packet, in *Port) {
 	s.net.Pool.Put(p)
 }
 
+// route picks the egress port of p by the switch's policy.
 func (s *Switch) route(p *Packet) *Port {
+	if int(p.Dst) >= len(s.Next) || p.Dst < 0 {
+		return nil
+	}
+	g := s.Next[p.Dst]
+	switch len(g) {
+	case 0:
+		return nil
+	case 1:
+		return g[0]
+	}
+	switch s.cfg.Policy {
+	case SprayRandom:
+		return g[s.lb.IntN(len(g))]
+	case SprayRoundRobin:
+		if s.rr == nil {
+			s.rr = make([]uint32, len(s.Next))
+		}
+		i := s.rr[p.Dst]
+		s.rr[p.Dst]++
+		return g[int(i)%len(g)]
+	case Adaptive:
+		return leastLoaded(g, s.lb.Uint64())
+	case Flowlet, AdaptiveFlowlet:
+		return s.flowletHop(p, g)
+	}
 	return s.NextHop(p.Src, p.Dst, p.SrcQP, p.DstQP)
 }
 
-// NextHop is the egress port this switch picks for a packet of the given
-// 5-tuple (nil when dst is unreachable). Analyses use it to follow a flow's
+// leastLoaded is the port with the fewest bytes waiting (queued, plus the
+// frame on the wire), searching from a random start r so that ties (idle
+// ports) are broken at random, as switches do, rather than always the same
+// way (which would make adaptive routing behave like ECMP until queues
+// build).
+func leastLoaded(g []*Port, h uint64) *Port {
+	start := int(h % uint64(len(g)))
+	best := g[start]
+	bl := best.load()
+	for k := 1; k < len(g); k++ {
+		if pt := g[(start+k)%len(g)]; pt.load() < bl {
+			best, bl = pt, pt.load()
+		}
+	}
+	return best
+}
+
+// flowletHop keeps a flow on its port while its packets come closer than
+// FlowletGap; after a longer gap the flow may move (randomly, or to the
+// least-loaded port for AdaptiveFlowlet) without reordering its packets.
+func (s *Switch) flowletHop(p *Packet, g []*Port) *Port {
+	if s.flowlets == nil {
+		s.flowlets = make([]flowlet, flowletSlots)
+	}
+	h := FlowHash(p.Src, p.Dst, p.SrcQP, p.DstQP, s.HashSeed)
+	e := &s.flowlets[h%flowletSlots]
+	now := s.net.Sched.Now()
+	if e.key != h || now-e.last > s.cfg.FlowletGap || int(e.port) >= len(g) {
+		e.key = h
+		if s.cfg.Policy == AdaptiveFlowlet {
+			pt := leastLoaded(g, s.lb.Uint64())
+			for i := range g {
+				if g[i] == pt {
+					e.port = int32(i)
+				}
+			}
+		} else {
+			e.port = int32(s.lb.IntN(len(g)))
+		}
+	}
+	e.last = now
+	return g[e.port]
+}
+
+// NextHop is the egress port a static policy (ECMP, d-mod-k) picks for a
+// packet of the given 5-tuple (nil when dst is unreachable); dynamic
+// policies are answered as ECMP would. Analyses use it to follow a flow's
 // exact path.
 func (s *Switch) NextHop(src, dst, sqp, dqp int32) *Port {
 	if int(dst) >= len(s.Next) || dst < 0 {
@@ -173,6 +303,9 @@ func (s *Switch) NextHop(src, dst, sqp, dqp int32) *Port {
 		return nil
 	case 1:
 		return g[0]
+	}
+	if s.cfg.Policy == DModK {
+		return g[int(dst)%len(g)]
 	}
 	h := FlowHash(src, dst, sqp, dqp, s.HashSeed)
 	return g[h%uint64(len(g))]

@@ -89,15 +89,16 @@ func build(job scenario.Job, only int) (*Sim, error) {
 		return nil, err
 	}
 	rc := roce.Config{
-		MTU:         int32(spec.NIC.MTU),
-		Overhead:    int32(spec.NIC.Overhead),
-		AckEvery:    spec.NIC.AckEvery,
-		RTO:         spec.NIC.RTO,
-		MaxInflight: int64(spec.NIC.MaxInflight),
-		Burst:       spec.NIC.Burst,
-		DataPrio:    uint8(spec.NIC.DataPriority),
-		CtrlPrio:    uint8(spec.NIC.ControlPriority),
-		DCQCN:       dq,
+		MTU:              int32(spec.NIC.MTU),
+		Overhead:         int32(spec.NIC.Overhead),
+		AckEvery:         spec.NIC.AckEvery,
+		RTO:              spec.NIC.RTO,
+		MaxInflight:      int64(spec.NIC.MaxInflight),
+		Burst:            spec.NIC.Burst,
+		AcceptOutOfOrder: spec.NIC.OutOfOrder == "accept",
+		DataPrio:         uint8(spec.NIC.DataPriority),
+		CtrlPrio:         uint8(spec.NIC.ControlPriority),
+		DCQCN:            dq,
 	}
 	var sel []int
 	if only >= 0 {
@@ -164,6 +165,9 @@ func TopoSpec(spec *scenario.Scenario) topo.Spec {
 		ECNRefRateBps:     int64(sw.ECN.ReferenceRate),
 		MaxPacketWire:     int64(nic.MTU + nic.Overhead),
 		ForwardingLatency: t.SwitchLatency,
+		Policy:            fabric.Policies[sw.Forwarding],
+		FlowletGap:        sw.FlowletGap,
+		Polarized:         sw.ECMPPolarized,
 	}
 	if sw.PFC.Enabled {
 		cfg.Lossless[nic.DataPriority] = true

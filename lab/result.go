@@ -168,7 +168,11 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	}
 	copies := float64(max(len(d.Iters), 1))
 	r.IdealS = s.idealTime(p.lo, p.hi).Seconds() / copies
-	r.RoutedIdealS = s.routedIdealTime(p.lo, p.hi).Seconds() / copies
+	r.RoutedIdealS = r.IdealS
+	if fabric.Policies[s.Job.Spec.Switch.Forwarding].Static() {
+		// Paths follow from the 5-tuple alone: bound the busiest one.
+		r.RoutedIdealS = s.routedIdealTime(p.lo, p.hi).Seconds() / copies
+	}
 	r.CollectiveIdealS = s.collectiveIdeal(p).Seconds()
 	r.Finish(d.Collective)
 	if d.Collective == metrics.Uniform && r.Complete && r.CCTS > 0 {

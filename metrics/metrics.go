@@ -72,20 +72,23 @@ type FlowRecord struct {
 // Counters are event counts for one port, NIC or the whole run. Fields are
 // summed by Add.
 type Counters struct {
-	PFCPausesSent  int64   `json:"pfc_pauses_sent"`
-	PFCPausesRecv  int64   `json:"pfc_pauses_received"`
-	PFCPausedS     float64 `json:"pfc_paused_s"` // time an egress queue was held by a received pause
-	ECNMarks       int64   `json:"ecn_marks"`
-	CNPs           int64   `json:"cnps"`
-	Drops          int64   `json:"drops"`
-	Retransmits    int64   `json:"retransmits"` // data packets sent again
-	Timeouts       int64   `json:"timeouts"`
-	NACKs          int64   `json:"nacks"`
-	OutOfOrder     int64   `json:"out_of_order"`
-	TxPackets      int64   `json:"tx_packets"`
-	TxBytes        int64   `json:"tx_bytes"` // wire bytes including overhead
-	MaxQueueBytes  int64   `json:"max_queue_bytes"`
-	UtilizationPct float64 `json:"utilization_pct,omitempty"` // tx busy time / run time (ports only)
+	PFCPausesSent int64   `json:"pfc_pauses_sent"`
+	PFCPausesRecv int64   `json:"pfc_pauses_received"`
+	PFCPausedS    float64 `json:"pfc_paused_s"` // time an egress queue was held by a received pause
+	ECNMarks      int64   `json:"ecn_marks"`
+	CNPs          int64   `json:"cnps"`
+	Drops         int64   `json:"drops"`
+	Retransmits   int64   `json:"retransmits"` // data packets sent again
+	Timeouts      int64   `json:"timeouts"`
+	NACKs         int64   `json:"nacks"`
+	OutOfOrder    int64   `json:"out_of_order"`
+	// ReorderMaxPackets is the most packets one receive QP held in its
+	// reorder buffer (out-of-order acceptance only).
+	ReorderMaxPackets int64   `json:"reorder_max_packets"`
+	TxPackets         int64   `json:"tx_packets"`
+	TxBytes           int64   `json:"tx_bytes"` // wire bytes including overhead
+	MaxQueueBytes     int64   `json:"max_queue_bytes"`
+	UtilizationPct    float64 `json:"utilization_pct,omitempty"` // tx busy time / run time (ports only)
 }
 
 // Add accumulates o into c (max for MaxQueueBytes; utilization is not summed).
@@ -105,6 +108,7 @@ func (c *Counters) Add(o Counters) {
 	if o.MaxQueueBytes > c.MaxQueueBytes {
 		c.MaxQueueBytes = o.MaxQueueBytes
 	}
+	c.ReorderMaxPackets = max(c.ReorderMaxPackets, o.ReorderMaxPackets)
 }
 
 // PortCounters names a port (node:port→peer) with its counters.

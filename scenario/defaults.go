@@ -48,6 +48,7 @@ func Defaults() *Scenario {
 			MTU:             4096,
 			Overhead:        82,
 			AckEvery:        1,
+			OutOfOrder:      "go-back-n",
 			RTO:             units.Millisecond,
 			Burst:           1,
 			DataPriority:    3,
@@ -68,6 +69,7 @@ func Defaults() *Scenario {
 				XON:     504 * units.KiB,
 			},
 			Forwarding: "ecmp",
+			FlowletGap: 4 * units.Microsecond,
 		},
 		Transport: Transport{
 			Kind:  "roce",

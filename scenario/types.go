@@ -102,6 +102,11 @@ type NIC struct {
 	RTO units.Duration `yaml:"rto" json:"rto"`
 	// MaxInflight caps unacknowledged bytes per QP; 0 = no cap.
 	MaxInflight units.Size `yaml:"max_inflight" json:"max_inflight"`
+	// OutOfOrder is what a receiver does with a packet that arrives ahead of
+	// the one it expects: go-back-n drops it and NACKs (classic RoCE), accept
+	// holds it in a reorder buffer (NICs built for spraying and adaptive
+	// routing).
+	OutOfOrder string `yaml:"out_of_order" json:"out_of_order"`
 	// Burst is how many packets one QP sends back to back before the NIC
 	// serves the next QP (1 = perfect per-packet round-robin).
 	Burst int `yaml:"burst" json:"burst"`
@@ -116,8 +121,17 @@ type Switch struct {
 	Buffer units.Size `yaml:"buffer" json:"buffer"`
 	ECN    ECN        `yaml:"ecn" json:"ecn"`
 	PFC    PFC        `yaml:"pfc" json:"pfc"`
-	// Forwarding is the load-balancing policy: ecmp.
+	// Forwarding is the load-balancing policy among equal-cost next hops:
+	// ecmp (5-tuple hash), spray-random, spray-rr (per packet), flowlet,
+	// adaptive (least-loaded egress queue per packet), adaptive-flowlet, or
+	// d-mod-k (InfiniBand-style static destination routing).
 	Forwarding string `yaml:"forwarding" json:"forwarding"`
+	// FlowletGap is the idle time after which a flowlet policy may move a
+	// flow to another path.
+	FlowletGap units.Duration `yaml:"flowlet_gap" json:"flowlet_gap"`
+	// ECMPPolarized gives every switch the same hash seed, to show hash
+	// polarization (each tier repeats the choice of the tier before).
+	ECMPPolarized bool `yaml:"ecmp_polarized" json:"ecmp_polarized,omitempty"`
 	// ECMPSeed perturbs every switch's hash (each switch also mixes in its id).
 	ECMPSeed uint64 `yaml:"ecmp_seed" json:"ecmp_seed"`
 }

@@ -20,7 +20,7 @@ import (
 // scenario package needs when another package grows a new kind.
 var (
 	topologyKinds   = []string{"leaf-spine", "fat-tree", "rail"}
-	forwardingKinds = []string{"ecmp"}
+	forwardingKinds = []string{"ecmp", "spray-random", "spray-rr", "flowlet", "adaptive", "adaptive-flowlet", "d-mod-k"}
 	transportKinds  = []string{"roce"}
 	// workloadKinds: the collectives of the workload catalogue, then the
 	// traffic patterns. The algorithms of each collective come from
@@ -257,6 +257,7 @@ func (c *checker) nic(n NIC) {
 	c.need(n.RTO >= minRTO, p+"rto", "must be at least %v, got %v: a timeout shorter than a round trip retransmits everything", minRTO, n.RTO)
 	c.need(n.MaxInflight == 0 || n.MaxInflight >= n.MTU, p+"max_inflight", "must be 0 (no cap) or at least one MTU (%v), got %v", n.MTU, n.MaxInflight)
 	c.need(n.Burst >= 1, p+"burst", "must be at least 1 packet, got %d", n.Burst)
+	c.need(n.OutOfOrder == "go-back-n" || n.OutOfOrder == "accept", p+"out_of_order", "unknown %q; use go-back-n or accept", n.OutOfOrder)
 	c.need(n.DataPriority >= 0 && n.DataPriority <= 7, p+"data_priority", "must be a priority 0–7, got %d", n.DataPriority)
 	c.need(n.ControlPriority >= 0 && n.ControlPriority <= 7, p+"control_priority", "must be a priority 0–7, got %d", n.ControlPriority)
 	c.need(n.DataPriority != n.ControlPriority, p+"control_priority", "must differ from data_priority (%d) so ACKs and CNPs do not queue behind data", n.DataPriority)
@@ -280,6 +281,7 @@ func (c *checker) switches(s Switch) {
 		c.need(s.PFC.Headroom >= 0, p+"pfc.headroom", "must not be negative (0 = automatic), got %v", s.PFC.Headroom)
 	}
 	c.need(oneOf(s.Forwarding, forwardingKinds), p+"forwarding", "unknown forwarding %q; use one of: %s", s.Forwarding, choices(forwardingKinds))
+	c.need(s.FlowletGap > 0, p+"flowlet_gap", "must be more than 0, got %v", s.FlowletGap)
 }
 
 func (c *checker) transport(t Transport, topo Topology) {

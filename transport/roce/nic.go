@@ -21,6 +21,9 @@ type Config struct {
 	AckEvery    int   // ack every n-th in-order packet (and every message end)
 	RTO         sim.Time
 	MaxInflight int64 // unacked bytes per QP; 0 = no cap
+	// AcceptOutOfOrder makes receivers hold out-of-order packets in a
+	// reorder buffer instead of dropping them and asking for go-back-N.
+	AcceptOutOfOrder bool
 	// Burst is how many packets a QP sends back to back before the NIC's
 	// round-robin moves to the next QP (real NICs serve work requests in
 	// chunks, which is what makes all-to-all bursty at receivers).
@@ -202,6 +205,51 @@ type recvQP struct {
 	sinceAck int
 	lastCNP  sim.Time
 	cnpSent  bool
+
+	// Out-of-order acceptance (Config.AcceptOutOfOrder): packets above
+	// expected held in the reorder buffer, and the message ends seen but
+	// not yet reached in order.
+	held     heldSet
+	nHeld    int64
+	lastsDue []msgEnd
+}
+
+type msgEnd struct {
+	psn int64
+	msg int32
+}
+
+// heldSet is a ring bitmap of PSNs at or above a base (the receiver's
+// expected PSN); it grows when a packet lands beyond its reach.
+type heldSet struct{ bits []uint64 }
+
+func (h *heldSet) span() int64 { return int64(len(h.bits)) * 64 }
+
+func (h *heldSet) has(base, psn int64) bool {
+	if psn < base || psn-base >= h.span() {
+		return false
+	}
+	i := psn & (h.span() - 1)
+	return h.bits[i>>6]&(1<<(i&63)) != 0
+}
+
+func (h *heldSet) set(base, psn int64) {
+	for psn-base >= h.span() {
+		old := *h
+		h.bits = make([]uint64, max(16, 2*len(old.bits)))
+		for q := base; q < base+old.span(); q++ {
+			if old.has(base, q) {
+				h.set(base, q)
+			}
+		}
+	}
+	i := psn & (h.span() - 1)
+	h.bits[i>>6] |= 1 << (i & 63)
+}
+
+func (h *heldSet) clear(psn int64) {
+	i := psn & (h.span() - 1)
+	h.bits[i>>6] &^= 1 << (i & 63)
 }
 
 // QP timer kinds.
@@ -496,6 +544,10 @@ func (n *NIC) receiveData(now sim.Time, p *fabric.Packet) {
 			n.control(fabric.CNP, p.DstQP, 0)
 		}
 	}
+	if cfg.AcceptOutOfOrder {
+		n.receiveAnyOrder(now, p, r)
+		return
+	}
 	switch {
 	case p.PSN == r.expected:
 		r.expected++
@@ -518,6 +570,57 @@ func (n *NIC) receiveData(now sim.Time, p *fabric.Packet) {
 	default:
 		// A duplicate of something already delivered: re-acknowledge so the
 		// sender stops resending it.
+		n.control(fabric.Ack, p.DstQP, r.expected)
+	}
+}
+
+// receiveAnyOrder is the receiver that accepts packets out of order (as
+// NICs built for spraying and adaptive routing do): a packet above the
+// expected PSN waits in the reorder buffer, the expected PSN then jumps over
+// everything held, and a message completes once all its packets are in.
+// Acknowledgements stay cumulative; a lost packet is recovered by the
+// sender's timeout (no NACK: a gap is normal here).
+func (n *NIC) receiveAnyOrder(now sim.Time, p *fabric.Packet, r *recvQP) {
+	cfg := &n.t.cfg
+	if p.PSN < r.expected || r.held.has(r.expected, p.PSN) {
+		n.control(fabric.Ack, p.DstQP, r.expected) // a duplicate
+		return
+	}
+	n.t.DeliveredPayload += int64(p.Payload)
+	if p.Last {
+		// Keep message ends sorted by PSN (they arrive nearly in order).
+		k := len(r.lastsDue)
+		r.lastsDue = append(r.lastsDue, msgEnd{})
+		for k > 0 && r.lastsDue[k-1].psn > p.PSN {
+			r.lastsDue[k] = r.lastsDue[k-1]
+			k--
+		}
+		r.lastsDue[k] = msgEnd{p.PSN, p.Msg}
+	}
+	if p.PSN > r.expected {
+		n.C.OutOfOrder++
+		r.held.set(r.expected, p.PSN)
+		r.nHeld++
+		n.C.ReorderMaxPackets = max(n.C.ReorderMaxPackets, r.nHeld)
+		return
+	}
+	r.expected++
+	for r.held.has(r.expected, r.expected) {
+		r.held.clear(r.expected)
+		r.nHeld--
+		r.expected++
+	}
+	done := 0
+	for done < len(r.lastsDue) && r.lastsDue[done].psn < r.expected {
+		n.t.OnDelivered(r.lastsDue[done].msg, now)
+		done++
+	}
+	if done > 0 {
+		r.lastsDue = append(r.lastsDue[:0], r.lastsDue[done:]...)
+	}
+	r.sinceAck++
+	if r.sinceAck >= cfg.AckEvery || done > 0 {
+		r.sinceAck = 0
 		n.control(fabric.Ack, p.DstQP, r.expected)
 	}
 }
