@@ -303,22 +303,33 @@ func (s *Sim) RoutedIdealTime() sim.Time {
 	return s.routedIdealTime(s.parts[0].lo, s.parts[0].hi)
 }
 
+// FlowPath is the ports message i crosses (its sender's NIC port first)
+// under the switches' static routing: the ECMP hash of its QP's 5-tuple at
+// every switch, or d-mod-k. Dynamic policies are followed as ECMP would be.
+// Nil for a marker.
+func (s *Sim) FlowPath(i int) []*fabric.Port {
+	if s.DAG.Msgs[i].Marker {
+		return nil
+	}
+	src, dst, sqp, dqp := s.RoCE.Tuple(s.qps[i])
+	pt := s.Topo.Net.HostPorts[src]
+	var path []*fabric.Port
+	for hop := 0; pt != nil && hop < 64; hop++ {
+		path = append(path, pt)
+		sw, ok := pt.Peer.Owner.(*fabric.Switch)
+		if !ok {
+			break
+		}
+		pt = sw.NextHop(src, dst, sqp, dqp)
+	}
+	return path
+}
+
 func (s *Sim) routedIdealTime(lo, hi int32) sim.Time {
 	load := make(map[*fabric.Port]int64)
 	for i := lo; i < hi; i++ {
-		m := s.DAG.Msgs[i]
-		if m.Marker {
-			continue // no connection, no bytes
-		}
-		src, dst, sqp, dqp := s.RoCE.Tuple(s.qps[i])
-		pt := s.Topo.Net.HostPorts[src]
-		for hop := 0; pt != nil && hop < 64; hop++ {
-			load[pt] += m.Bytes
-			sw, ok := pt.Peer.Owner.(*fabric.Switch)
-			if !ok {
-				break
-			}
-			pt = sw.NextHop(src, dst, sqp, dqp)
+		for _, pt := range s.FlowPath(int(i)) {
+			load[pt] += s.DAG.Msgs[i].Bytes
 		}
 	}
 	var worst sim.Time
