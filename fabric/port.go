@@ -56,6 +56,7 @@ type Port struct {
 	qbytes   [NumPrio]int64
 	total    int64
 	busy     bool
+	dead     bool  // the link failed
 	txWire   int32 // wire size of the frame being sent
 	paused   [NumPrio]bool
 	pausedAt [NumPrio]sim.Time
@@ -108,6 +109,13 @@ func (pt *Port) TxTime(wire int32) sim.Time {
 // Enqueue queues p for transmission (used by switches and by NICs for
 // control packets).
 func (pt *Port) Enqueue(p *Packet) {
+	if pt.dead {
+		if pt.sw != nil {
+			pt.sw.release(p) // admitted into the switch, now leaving it
+		}
+		pt.lose(p)
+		return
+	}
 	pr := p.Prio
 	pt.queues[pr].push(p)
 	pt.qbytes[pr] += int64(p.Wire)
@@ -128,6 +136,9 @@ func (pt *Port) Kick() {
 }
 
 func (pt *Port) trySend(now sim.Time) {
+	if pt.dead {
+		return
+	}
 	var p *Packet
 	for pr := NumPrio - 1; pr >= 0; pr-- {
 		if pt.paused[pr] || pt.queues[pr].head == nil {
@@ -177,6 +188,9 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		pt.trySend(now)
 	case evArrive:
 		p := pt.pipe.pop()
+		if p == nil {
+			return // the link failed with this packet on it
+		}
 		if h := pt.pipe.head; h != nil {
 			pt.net.Sched.At(h.arrival, pt, evArrive)
 		}

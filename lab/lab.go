@@ -145,6 +145,9 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	for h, id := range tp.ScaleUpEndpoint {
 		s.RoCE.SetName(id, fmt.Sprintf("host%d-scaleup", h))
 	}
+	if err := s.scheduleFailures(); err != nil {
+		return nil, err
+	}
 	s.RoCE.OnDelivered = s.delivered
 	s.connect()
 	return s, nil
@@ -467,4 +470,48 @@ func routeBytes(ts topo.Spec) int64 {
 // Measured: a 4096-rank all-to-all (16.8 M messages) passed 12 GB.
 func flowBytes(d *workload.DAG) int64 {
 	return int64(len(d.Msgs)) * 750
+}
+
+// linkFailure takes one link down (arg 0) and, after the convergence
+// time, lets routing recompute around it (arg 1).
+type linkFailure struct {
+	s  *Sim
+	pt *fabric.Port
+}
+
+func (f *linkFailure) OnEvent(_ sim.Time, arg uint64) {
+	if arg == 0 {
+		f.s.Topo.Net.FailLink(f.pt)
+		return
+	}
+	topo.ComputeRoutes(f.s.Topo)
+}
+
+// scheduleFailures resolves topology.failures to links: those at time 0
+// are down from the start (routes avoid them), the others fail mid-run and
+// routes converge topology.convergence later.
+func (s *Sim) scheduleFailures() error {
+	t := s.Job.Spec.Topology
+	atStart := false
+	for i, f := range t.Failures {
+		pt := s.Topo.Link(f.From, f.To)
+		if pt == nil {
+			return fmt.Errorf("topology.failures[%d]: there is no link between %q and %q", i, f.From, f.To)
+		}
+		if _, ok := pt.Peer.Owner.(*fabric.Switch); !ok {
+			return fmt.Errorf("topology.failures[%d]: %q–%q is a host link; only links between switches can fail", i, f.From, f.To)
+		}
+		lf := &linkFailure{s: s, pt: pt}
+		if f.At == 0 {
+			s.Topo.Net.FailLink(pt)
+			atStart = true
+			continue
+		}
+		s.Sched.At(f.At, lf, 0)
+		s.Sched.At(f.At+t.Convergence, lf, 1)
+	}
+	if atStart {
+		topo.ComputeRoutes(s.Topo)
+	}
+	return nil
 }

@@ -43,6 +43,7 @@ func Defaults() *Scenario {
 			HostLink:         Link{Rate: 400 * units.Gbps, Delay: units.Microsecond},
 			FabricLink:       Link{Rate: 400 * units.Gbps, Delay: units.Microsecond},
 			SwitchLatency:    0,
+			Convergence:      50 * units.Microsecond,
 		},
 		NIC: NIC{
 			MTU:             4096,

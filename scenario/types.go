@@ -77,9 +77,22 @@ type Topology struct {
 	// between ranks of one server use it instead of the NIC and the fabric.
 	// Rate 0 = no scale-up domain.
 	ScaleUp Link `yaml:"scale_up" json:"scale_up"`
+	// Failures take switch-to-switch links down during the run; routes are
+	// recomputed Convergence later (a failure at 0 is routed around from
+	// the start).
+	Failures    []Failure      `yaml:"failures" json:"failures,omitempty"`
+	Convergence units.Duration `yaml:"convergence" json:"convergence"`
 	// SwitchLatency is the fixed forwarding delay added inside each switch on
 	// top of store-and-forward.
 	SwitchLatency units.Duration `yaml:"switch_latency" json:"switch_latency"`
+}
+
+// Failure takes the link between two switches (by name, e.g. leaf0 and
+// spine3) down at a time.
+type Failure struct {
+	From string         `yaml:"from" json:"from"`
+	To   string         `yaml:"to" json:"to"`
+	At   units.Duration `yaml:"at" json:"at"`
 }
 
 // Link is a rate and a one-way propagation delay.

@@ -232,6 +232,12 @@ func (c *checker) topology(t Topology) {
 	c.need(t.SwitchLatency >= 0, p+"switch_latency", "must not be negative, got %v", t.SwitchLatency)
 	c.need(t.ScaleUp.Rate >= 0, p+"scale_up.rate", "must not be negative (0 = no scale-up domain), got %v", t.ScaleUp.Rate)
 	c.need(t.ScaleUp.Delay >= 0, p+"scale_up.delay", "must not be negative, got %v", t.ScaleUp.Delay)
+	c.need(t.Convergence >= 0, p+"convergence", "must not be negative, got %v", t.Convergence)
+	for i, f := range t.Failures {
+		k := fmt.Sprintf("%sfailures[%d]", p, i)
+		c.need(f.From != "" && f.To != "" && f.From != f.To, k, "needs two different switch names in from and to (e.g. from: leaf0, to: spine3)")
+		c.need(f.At >= 0, k+".at", "must not be negative, got %v", f.At)
+	}
 }
 
 // serverSize checks gpus_per_server on leaf-spine and fat-tree, where

@@ -286,7 +286,8 @@ func buildScaleUp(t *Topology, s Spec) {
 }
 
 // ComputeRoutes fills every switch's Next table with all shortest-path
-// next hops (ECMP groups). Groups are computed once per edge switch (a BFS
+// next hops (ECMP groups) over the links that are up; run it again after a
+// link fails to model the routing protocol converging. Groups are computed once per edge switch (a BFS
 // over the switch graph) and shared by the hosts under it.
 func ComputeRoutes(t *Topology) {
 	n := t.Net
@@ -307,6 +308,9 @@ func ComputeRoutes(t *Topology) {
 			u := queue[0]
 			queue = queue[1:]
 			for _, pt := range n.Switches[u].Ports {
+				if pt.Dead() {
+					continue
+				}
 				if v, ok := pt.Peer.Owner.(*fabric.Switch); ok && dist[v.ID] < 0 {
 					dist[v.ID] = dist[u] + 1
 					queue = append(queue, v.ID)
@@ -319,6 +323,9 @@ func ComputeRoutes(t *Topology) {
 				continue
 			}
 			for _, pt := range s.Ports {
+				if pt.Dead() {
+					continue
+				}
 				if v, ok := pt.Peer.Owner.(*fabric.Switch); ok && dist[v.ID] == dist[s.ID]-1 {
 					g[s.ID] = append(g[s.ID], pt)
 				}
@@ -337,4 +344,20 @@ func ComputeRoutes(t *Topology) {
 		// The edge switch delivers straight to the host.
 		edge.Next[h] = []*fabric.Port{n.HostPorts[h].Peer}
 	}
+}
+
+// Link finds the port of switch a on its link to node b (a switch or
+// host name), or nil.
+func (t *Topology) Link(a, b string) *fabric.Port {
+	for _, s := range t.Net.Switches {
+		if s.Name() != a {
+			continue
+		}
+		for _, pt := range s.Ports {
+			if pt.Peer.Owner != nil && pt.Peer.Owner.Name() == b {
+				return pt
+			}
+		}
+	}
+	return nil
 }
