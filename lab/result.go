@@ -4,6 +4,7 @@ import (
 	"fabriclab/fabric"
 	"fabriclab/metrics"
 	"fabriclab/sim"
+	"fabriclab/transport/roce"
 	"fabriclab/units"
 )
 
@@ -302,6 +303,9 @@ func (s *Sim) idealTime(lo, hi int32) sim.Time {
 func (s *Sim) RoutedIdealTime() sim.Time {
 	return s.routedIdealTime(s.parts[0].lo, s.parts[0].hi)
 }
+
+// QP is the queue pair message i is posted on (the zero QP for a marker).
+func (s *Sim) QP(i int) roce.QP { return s.qps[i] }
 
 // FlowPath is the ports message i crosses (its sender's NIC port first)
 // under the switches' static routing: the ECMP hash of its QP's 5-tuple at

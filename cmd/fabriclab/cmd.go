@@ -118,7 +118,7 @@ PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErr(cmd, "%v", err)
 	})
-	root.AddCommand(a.runCmd(), a.validateCmd(), a.versionCmd())
+	root.AddCommand(a.runCmd(), a.validateCmd(), a.analyzeCmd(), a.versionCmd())
 	return root
 }
 

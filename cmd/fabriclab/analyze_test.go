@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// DESIGN.md reproduction 3 as a scenario: 5 clients on leaf0 stream to 5
+// servers under static destination routing (d-mod-k, 8 spines); servers 8
+// and 16 are both ≡ 0 mod 8, so two flows share leaf0→spine0.
+const repro3 = `name: repro3
+topology:
+  kind: leaf-spine
+  hosts: 24
+  hosts_per_leaf: 8
+  spines: 8
+  host_link: {rate: 6400Mbps, delay: 1us}
+  fabric_link: {rate: 6400Mbps, delay: 1us}
+nic: {mtu: 4096B, overhead: 82B}
+switch:
+  pfc: {enabled: false}
+  forwarding: d-mod-k
+workload:
+  kind: flows
+  file: flows.txt
+variants:
+  - name: static
+  - name: ecmp
+    switch: {forwarding: ecmp}
+`
+
+const repro3Flows = `src,dst,bytes,start
+0 8 1GB 0
+1 9 1GB 0
+2 10 1GB 0
+3 11 1GB 0
+4 16 1GB 0
+`
+
+func writeRepro3(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "flows.txt"), []byte(repro3Flows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "repro3.yaml")
+	if err := os.WriteFile(path, []byte(repro3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestAnalyzeReproduction3(t *testing.T) {
+	path := writeRepro3(t)
+	a, stdout, stderr := newTestApp(nil, quickRun)
+	a.load = loadPlan
+	if code := a.execute(context.Background(), []string{"analyze", "--top", "3", path}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out := stdout.String()
+	eff := "98.04%"
+	for _, want := range []string{
+		"# analyze: repro3, variant static, size 5GB: 5 flows (5 messages without dependencies), forwarding d-mod-k\n",
+		"payload at " + eff + " of the wire rate\n",
+		"#          SRC            DST  BW(GB/s)  AGG-BW(GB/s)   %NIC  BOTTLENECK\n",
+		"         host0          host8      0.39          0.39   50.0  leaf0→spine0\n",
+		"         host1          host9      0.78          0.78  100.0  host1→leaf0\n",
+		"         host4         host16      0.39          0.39   50.0  leaf0→spine0\n",
+		"# Avg flow bandwidth: 0.63 GB/s, min 0.39 GB/s; 2 of 5 flows below NIC rate\n",
+		"# most loaded links (3 of 19 in use)\n",
+		"                leaf0→spine0      2           12.8            6.4             6.4   200.0           2\n",
+		"      leaf→spine     24      5     2   0.21      1  20 3 1\n",
+		"(2.00×)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+func TestAnalyzeJSONAndVariant(t *testing.T) {
+	path := writeRepro3(t)
+	a, stdout, stderr := newTestApp(nil, quickRun)
+	a.load = loadPlan
+	if code := a.execute(context.Background(), []string{"analyze", "--variant", "ecmp", "--size", "1MB", "--json", "-", path}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Variant    string `json:"variant"`
+		SizeBytes  int64  `json:"size_bytes"`
+		Forwarding string `json:"forwarding"`
+		Flows      []struct {
+			Src  int      `json:"src"`
+			BW   float64  `json:"bw_gbytes_s"`
+			Path []string `json:"path"`
+		} `json:"flows"`
+		Collisions []struct{ Group string } `json:"collisions"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if r.Variant != "ecmp" || r.SizeBytes != 1e6 || r.Forwarding != "ecmp" || len(r.Flows) != 5 || len(r.Flows[0].Path) != 4 ||
+		len(r.Collisions) != 2 || r.Collisions[0].Group != "leaf→spine" {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestAnalyzeErrors(t *testing.T) {
+	path := writeRepro3(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"analyze"}, 2, "analyze needs exactly one scenario file"},
+		{[]string{"analyze", "--variant", "nope", path}, 2, `no variant "nope"`},
+		{[]string{"analyze", "--size", "8Mb", path}, 2, `--size "8Mb"`},
+		{[]string{"analyze", "--top", "-1", path}, 2, "--top must be at least 0"},
+		{[]string{"analyze", "missing.yaml"}, 1, "missing.yaml"},
+	} {
+		a, _, stderr := newTestApp(nil, quickRun)
+		a.load = loadPlan
+		code := a.execute(context.Background(), c.args)
+		if code != c.code || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+}
+
+func TestAnalyzeHelp(t *testing.T) {
+	a, stdout, _ := newTestApp(nil, quickRun)
+	if code := a.execute(context.Background(), []string{"analyze", "--help"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"max-min fair", "Examples:", "--variant NAME", "--size S", "--top N", "--json FILE"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
