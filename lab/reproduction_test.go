@@ -92,6 +92,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"alltoall-qps.yaml":         {"workload.sizes.list=[4MiB]"},
 		"rail-alltoall.yaml":        {"workload.sizes.list=[4MiB]"},
 		"sweep-qps.yaml":            {"workload.sizes.list=[4MiB]"},
+		"ecmp-vs-adaptive.yaml":     nil,
 		"incast.yaml":               {"workload.sizes.list=[64KiB]"},
 		"fattree-permutation.yaml":  nil,
 		"flows.yaml":                nil,
