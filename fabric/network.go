@@ -19,6 +19,11 @@ type Network struct {
 	HostPorts []*Port
 	Ports     []*Port
 
+	// Observer, when set, hears how long every data packet waited in each
+	// switch egress queue and how much of that the queue was paused by PFC
+	// (explain mode); nil costs nothing.
+	Observer Observer
+
 	InjectedBytes, InjectedPackets   int64
 	DeliveredBytes, DeliveredPackets int64
 	DroppedBytes, DroppedPackets     int64
@@ -45,7 +50,7 @@ func (n *Network) AddSwitch(name, tier string, cfg *SwitchConfig, ecmpSeed uint6
 }
 
 func (n *Network) newPort(owner Node, sw *Switch, tier string, rate units.Rate, delay sim.Time) *Port {
-	pt := &Port{Owner: owner, sw: sw, Tier: tier, Rate: rate, Delay: delay, net: n}
+	pt := &Port{Owner: owner, sw: sw, Tier: tier, Rate: rate, Delay: delay, net: n, ID: len(n.Ports)}
 	if (8e12)%int64(rate) == 0 {
 		pt.psPerB = 8e12 / int64(rate)
 	}
@@ -176,4 +181,11 @@ func PortName(pt *Port) (string, string) {
 		return nd.Name()
 	}
 	return name(pt.Owner), name(pt.Peer.Owner)
+}
+
+// Observer watches queueing for explain mode.
+type Observer interface {
+	// Queued reports that p left switch port pt after waiting wait, of
+	// which paused was spent with the queue paused by downstream PFC.
+	Queued(p *Packet, pt *Port, wait, paused sim.Time)
 }

@@ -66,7 +66,11 @@ type Packet struct {
 
 	inPort  int32    // ingress port index at the current switch
 	arrival sim.Time // when the last bit reaches the far end of the current link
-	SentAt  sim.Time // when the sender put it on the wire
+	// enq and enqPaused are when the packet joined its current egress queue
+	// and how long that queue's priority had been paused by then (for
+	// Observer).
+	enq, enqPaused sim.Time
+	SentAt         sim.Time // when the sender put it on the wire
 }
 
 // Pool is a free list of packets. One simulation owns one pool.

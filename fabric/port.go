@@ -40,6 +40,7 @@ const PauseFrameWire = 84
 type Port struct {
 	Owner Node
 	Index int // index within the owner's port list
+	ID    int // index in Network.Ports
 	Peer  *Port
 	Tier  string
 
@@ -52,16 +53,17 @@ type Port struct {
 	host   bool    // owner is a host: count injections
 
 	// egress
-	queues   [NumPrio]fifo
-	qbytes   [NumPrio]int64
-	total    int64
-	busy     bool
-	dead     bool  // the link failed
-	txWire   int32 // wire size of the frame being sent
-	paused   [NumPrio]bool
-	pausedAt [NumPrio]sim.Time
-	pipe     fifo // packets on the wire toward Peer, in arrival order
-	psPerB   int64
+	queues      [NumPrio]fifo
+	qbytes      [NumPrio]int64
+	total       int64
+	busy        bool
+	dead        bool  // the link failed
+	txWire      int32 // wire size of the frame being sent
+	paused      [NumPrio]bool
+	pausedAt    [NumPrio]sim.Time
+	pausedTotal [NumPrio]sim.Time // closed pause intervals, summed
+	pipe        fifo              // packets on the wire toward Peer, in arrival order
+	psPerB      int64
 	// ecn thresholds (bytes) for this egress queue; kmax == 0 disables.
 	kmin, kmax int64
 	pmax       float64
@@ -117,6 +119,10 @@ func (pt *Port) Enqueue(p *Packet) {
 		return
 	}
 	pr := p.Prio
+	if pt.net.Observer != nil {
+		now := pt.net.Sched.Now()
+		p.enq, p.enqPaused = now, pt.pausedFor(pr, now)
+	}
 	pt.queues[pr].push(p)
 	pt.qbytes[pr] += int64(p.Wire)
 	pt.total += int64(p.Wire)
@@ -149,6 +155,9 @@ func (pt *Port) trySend(now sim.Time) {
 		pt.total -= int64(p.Wire)
 		if pt.sw != nil {
 			pt.sw.release(p)
+			if o := pt.net.Observer; o != nil && p.Kind == Data {
+				o.Queued(p, pt, now-p.enq, pt.pausedFor(uint8(pr), now)-p.enqPaused)
+			}
 		}
 		break
 	}
@@ -205,6 +214,7 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 			}
 		} else if pt.paused[pr] {
 			pt.paused[pr] = false
+			pt.pausedTotal[pr] += now - pt.pausedAt[pr]
 			pt.C.PFCPausedS += (now - pt.pausedAt[pr]).Seconds()
 			if !pt.busy {
 				pt.trySend(now)
@@ -256,3 +266,16 @@ func (pt *Port) Counters(now sim.Time) metrics.Counters {
 	}
 	return c
 }
+
+// pausedFor is how long priority pr of this egress port has been paused by
+// its peer since the start, up to now.
+func (pt *Port) pausedFor(pr uint8, now sim.Time) sim.Time {
+	t := pt.pausedTotal[pr]
+	if pt.paused[pr] {
+		t += now - pt.pausedAt[pr]
+	}
+	return t
+}
+
+// Sw is the switch owning this port (nil for a host's port).
+func (pt *Port) Sw() *Switch { return pt.sw }

@@ -34,6 +34,8 @@ type Sim struct {
 	// parts are the jobs in DAG: one for a scenario without jobs:.
 	parts []part
 
+	explain_ *explainer // explain mode's observer (nil when off)
+
 	qps       []roce.QP
 	remaining []int32
 	start     []sim.Time
@@ -147,6 +149,10 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	}
 	if err := s.scheduleFailures(); err != nil {
 		return nil, err
+	}
+	if spec.Sim.Explain {
+		s.explain_ = newExplainer(len(dag.Msgs))
+		tp.Net.Observer = s.explain_
 	}
 	s.RoCE.OnDelivered = s.delivered
 	s.connect()

@@ -94,3 +94,49 @@ func TestReproduction3StaticRoutesAndCongestionSpreading(t *testing.T) {
 }
 
 func near(x, want, tol float64) bool { return x >= want-tol && x <= want+tol }
+
+// Explain mode on reproduction 3: the flows through the shared uplink are
+// culprits (they queue at leaf0→spine0, which pushes back with PFC), the
+// other flows of the same clients are victims (their NICs are paused), and
+// the pause tree's root is leaf0.
+func TestExplainReproduction3(t *testing.T) {
+	s := leafSpine(24, 8, 8)
+	s.Topology.HostLink.Rate, s.Topology.FabricLink.Rate = 100*units.Gbps, 100*units.Gbps
+	s.Switch.Forwarding = "d-mod-k"
+	s.Sim.Explain = true
+	s.Sim.ExplainSlowdown = 1.5
+	s.Workload = scenario.Workload{Kind: "flows"}
+	j := job(s, 0)
+	for c := 0; c < 5; c++ {
+		for _, sv := range []int{8, 9, 10, 11, 16} {
+			j.FlowList = append(j.FlowList, workload.FlowSpec{Src: c, Dst: sv, Bytes: 2e6})
+		}
+	}
+	r, err := Run(context.Background(), j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := r.Explain
+	if x == nil {
+		t.Fatal("no explanation")
+	}
+	t.Logf("slow %d: victims %d culprits %d contending %d sender-limited %d; roots %v", x.SlowFlows, x.Victims, x.Culprits, x.Contending, x.SenderLimited, x.Roots)
+	for _, f := range x.Flows[:min(4, len(x.Flows))] {
+		t.Logf("  flow %d %d→%d %.2f× %s %+v", f.ID, f.Src, f.Dst, f.Slowdown, f.Role, f.Links)
+	}
+	for _, e := range x.PauseTree {
+		t.Logf("  %s paused %s: %d frames, %.1f us", e.From, e.To, e.Pauses, e.PausedS*1e6)
+	}
+	if len(x.Roots) != 1 || x.Roots[0] != "leaf0" {
+		t.Errorf("pause roots %v, want [leaf0]", x.Roots)
+	}
+	for _, f := range x.Flows {
+		colliding := f.Dst%8 == 0
+		if colliding && f.Role != "culprit" || !colliding && f.Role != "victim" {
+			t.Errorf("flow %d→%d: role %s", f.Src, f.Dst, f.Role)
+		}
+	}
+	if x.Culprits == 0 || x.Victims == 0 {
+		t.Errorf("culprits %d victims %d", x.Culprits, x.Victims)
+	}
+}

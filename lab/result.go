@@ -95,6 +95,10 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	rankDone := make([]sim.Time, d.Ranks)
 	record := s.Job.Spec.Sim.RecordFlows
 	var delivered int64
+	var slowByMsg map[int]float64
+	if s.explain_ != nil {
+		slowByMsg = map[int]float64{}
+	}
 	hostOf := func(id int32) (int, bool) { // a scale-up endpoint's host
 		if int(id) >= s.Topo.Hosts {
 			return int(id) - s.Topo.Hosts, true
@@ -130,6 +134,9 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 		fct := (en - st).Seconds()
 		ideal := s.AloneFCT(int(m.Src), int(m.Dst), m.Bytes).Seconds()
 		slow := fct / ideal
+		if slowByMsg != nil {
+			slowByMsg[i] = slow
+		}
 		fcts = append(fcts, fct)
 		slows = append(slows, slow)
 		if record {
@@ -163,6 +170,9 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 		r.RankBWGBps = s.rankBandwidth(p)
 	}
 	r.Slowdown = metrics.Summarize(slows)
+	if s.explain_ != nil {
+		r.Explain = s.explain(p, slowByMsg)
+	}
 	r.RankDoneS = make([]float64, len(rankDone))
 	for i, t := range rankDone {
 		r.RankDoneS[i] = t.Seconds()

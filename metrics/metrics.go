@@ -206,6 +206,8 @@ type SizeResult struct {
 	// with sim.record_flows, else 201 evenly spaced quantiles (0, 0.5%, …,
 	// 100%).
 	FCTCurveS []float64 `json:"fct_curve_s,omitempty"`
+	// Explain is filled with sim.explain: why the slow flows were slow.
+	Explain *Explanation `json:"explain,omitempty"`
 	// Jobs: with several jobs (scenario jobs:), each job's summary, job 0
 	// ("main") first; the fields above are then main's, except the counters
 	// and conservation, which are the whole fabric's. Nil with one job.
@@ -302,4 +304,56 @@ func Curve(xs []float64, n int, full bool) []float64 {
 		out[i] = xs[max(k, 0)]
 	}
 	return out
+}
+
+// Explanation says why the slow flows of a run were slow (explain mode).
+type Explanation struct {
+	// Threshold is the slowdown above which a flow counts as slow.
+	Threshold float64 `json:"threshold"`
+	SlowFlows int     `json:"slow_flows"`
+	// Roles of the slow flows: victims waited mostly in queues paused by
+	// PFC from congestion further on; culprits waited mostly at a congested
+	// queue whose switch pushed back with PFC (they fed the congestion);
+	// contending flows waited at congestion without PFC; sender-limited
+	// flows hardly queued (their own NIC or rate limiter held them).
+	Victims       int `json:"victims"`
+	Culprits      int `json:"culprits"`
+	Contending    int `json:"contending"`
+	SenderLimited int `json:"sender_limited"`
+	// Flows lists the slowest flows (at most 20) with where they queued.
+	Flows []SlowFlow `json:"flows,omitempty"`
+	// PauseTree lists who paused whom: a switch (From) sent pause frames to
+	// the node upstream of one of its ports (To), which was held PausedS in
+	// all. Roots are switches that paused others without being paused: where
+	// the congestion started.
+	PauseTree []PauseEdge `json:"pause_tree,omitempty"`
+	Roots     []string    `json:"roots,omitempty"`
+}
+
+// SlowFlow is one slow flow and the queues it waited in.
+type SlowFlow struct {
+	ID       int         `json:"id"`
+	Src      int         `json:"src"`
+	Dst      int         `json:"dst"`
+	Slowdown float64     `json:"slowdown"`
+	Role     string      `json:"role"`
+	QueuedS  float64     `json:"queued_s"`
+	PausedS  float64     `json:"paused_s"`
+	Links    []QueueStay `json:"links"`
+}
+
+// QueueStay is a flow's time in one egress queue (summed over its packets,
+// divided by its packet count: the average wait of a packet there).
+type QueueStay struct {
+	Link    string  `json:"link"`
+	QueuedS float64 `json:"queued_s"`
+	PausedS float64 `json:"paused_s"`
+}
+
+// PauseEdge is one direction of PFC back-pressure.
+type PauseEdge struct {
+	From    string  `json:"from"`
+	To      string  `json:"to"`
+	Pauses  int64   `json:"pauses"`
+	PausedS float64 `json:"paused_s"`
 }

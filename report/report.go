@@ -391,6 +391,9 @@ func WriteTables(w io.Writer, o Output) error {
 		if err := WriteJobsTable(w, v); err != nil {
 			return err
 		}
+		if err := WriteExplain(w, v); err != nil {
+			return err
+		}
 	}
 	if !hasSweep(o) {
 		return nil
@@ -661,4 +664,45 @@ func usec(s float64) string {
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\r", " ")
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// WriteExplain writes, for every row that ran in explain mode, why its slow
+// flows were slow: how many were victims of PFC, culprits of the
+// congestion, contending without PFC or held at their sender; the five
+// slowest with the queue they waited in most; and the pause propagation
+// (who paused whom, from the congestion roots).
+func WriteExplain(w io.Writer, v VariantResult) error {
+	var b strings.Builder
+	for _, r := range sortedResults(v.Results) {
+		x := r.Explain
+		if x == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "# explain %s: %d flows slower than %g×: %d victims of PFC, %d culprits, %d contending, %d sender-limited",
+			units.Size(r.SizeBytes), x.SlowFlows, x.Threshold, x.Victims, x.Culprits, x.Contending, x.SenderLimited)
+		if len(x.Roots) > 0 {
+			fmt.Fprintf(&b, "; congestion roots: %s", strings.Join(x.Roots, ", "))
+		}
+		b.WriteString("\n")
+		for k, f := range x.Flows {
+			if k == 5 {
+				break
+			}
+			where := "no queue"
+			if len(f.Links) > 0 {
+				l := f.Links[0]
+				where = fmt.Sprintf("%s queued %s us, paused %s us", l.Link, usec(l.QueuedS), usec(l.PausedS))
+			}
+			fmt.Fprintf(&b, "#   flow %d host%d→host%d %.2f× %s: %s\n", f.ID, f.Src, f.Dst, f.Slowdown, f.Role, where)
+		}
+		for k, e := range x.PauseTree {
+			if k == 8 {
+				fmt.Fprintf(&b, "#   … %d more pause edges in the JSON\n", len(x.PauseTree)-8)
+				break
+			}
+			fmt.Fprintf(&b, "#   %s paused %s: %d frames, %s us paused\n", e.From, e.To, e.Pauses, usec(e.PausedS))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -82,8 +82,9 @@ func Defaults() *Scenario {
 			Iterations: 1,
 		},
 		Sim: SimOpts{
-			TimeLimit:   units.Second,
-			MemoryLimit: 8 * units.GiB,
+			TimeLimit:       units.Second,
+			MemoryLimit:     8 * units.GiB,
+			ExplainSlowdown: 1.5,
 		},
 	}
 }

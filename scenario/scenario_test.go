@@ -62,7 +62,7 @@ func TestDefaults(t *testing.T) {
 		{"pfc", d.Switch.PFC, PFC{true, 512 * units.KiB, 504 * units.KiB, 0}},
 		{"forwarding", d.Switch.Forwarding, "ecmp"},
 		{"transport", d.Transport, Transport{Kind: "roce", DCQCN: DCQCN{Preset: "default"}}},
-		{"sim", d.Sim, SimOpts{TimeLimit: units.Second, MemoryLimit: 8 * units.GiB}},
+		{"sim", d.Sim, SimOpts{TimeLimit: units.Second, MemoryLimit: 8 * units.GiB, ExplainSlowdown: 1.5}},
 		{"seed", d.Seed, uint64(1)},
 	}
 	for _, c := range checks {

@@ -292,6 +292,12 @@ type SimOpts struct {
 	MemoryLimit units.Size `yaml:"memory_limit" json:"memory_limit"`
 	// RecordFlows keeps every flow record in the JSON output.
 	RecordFlows bool `yaml:"record_flows" json:"record_flows"`
+	// Explain records where every data packet queued and whether the queue
+	// was paused by PFC, and reports for the flows slower than
+	// ExplainSlowdown where they waited and whether they were victims of
+	// PFC or culprits of the congestion, plus the pause propagation tree.
+	Explain         bool    `yaml:"explain" json:"explain,omitempty"`
+	ExplainSlowdown float64 `yaml:"explain_slowdown" json:"explain_slowdown,omitempty"`
 	// PortCounters keeps per-port counters in the JSON output.
 	PortCounters bool `yaml:"port_counters" json:"port_counters"`
 }

@@ -1,0 +1,164 @@
+package lab
+
+import (
+	"sort"
+
+	"fabriclab/fabric"
+	"fabriclab/metrics"
+	"fabriclab/sim"
+)
+
+// maxHops bounds the queues remembered per message (a 3-tier fat-tree
+// path has 5 switch egress queues).
+const maxHops = 8
+
+type stay struct {
+	port         int32
+	wait, paused sim.Time
+	pkts         int32
+}
+
+// explainer is the fabric.Observer of explain mode: for every message it
+// sums, per switch egress queue, how long its packets waited there and how
+// much of that the queue was paused by PFC from downstream.
+type explainer struct {
+	stays [][maxHops]stay
+	n     []uint8
+}
+
+func newExplainer(msgs int) *explainer {
+	return &explainer{stays: make([][maxHops]stay, msgs), n: make([]uint8, msgs)}
+}
+
+// Queued implements fabric.Observer.
+func (e *explainer) Queued(p *fabric.Packet, pt *fabric.Port, wait, paused sim.Time) {
+	i := int(p.Msg)
+	if i < 0 || i >= len(e.n) {
+		return
+	}
+	st := &e.stays[i]
+	for k := uint8(0); k < e.n[i]; k++ {
+		if st[k].port == int32(pt.ID) {
+			st[k].wait += wait
+			st[k].paused += paused
+			st[k].pkts++
+			return
+		}
+	}
+	if e.n[i] < maxHops {
+		st[e.n[i]] = stay{port: int32(pt.ID), wait: wait, paused: paused, pkts: 1}
+		e.n[i]++
+	}
+}
+
+// explain builds the explanation of part p's slow flows (slowdowns are in
+// the flow records' order: the part's non-marker, measured messages).
+func (s *Sim) explain(p part, slowByMsg map[int]float64) *metrics.Explanation {
+	e := s.explain_
+	net := s.Topo.Net
+	thr := s.Job.Spec.Sim.ExplainSlowdown
+	x := &metrics.Explanation{Threshold: thr}
+
+	// Which switches pushed back (sent PFC pauses) and which were pushed.
+	pushed := map[*fabric.Switch]bool{}
+	paused := map[*fabric.Switch]bool{}
+	for _, pt := range net.Ports {
+		if pt.C.PFCPausesSent > 0 {
+			if sw := pt.Sw(); sw != nil {
+				pushed[sw] = true
+			}
+			node, peer := fabric.PortName(pt)
+			x.PauseTree = append(x.PauseTree, metrics.PauseEdge{From: node, To: peer,
+				Pauses: pt.C.PFCPausesSent, PausedS: pt.Peer.Counters(s.Sched.Now()).PFCPausedS})
+		}
+		if pt.C.PFCPausesRecv > 0 {
+			if sw := pt.Sw(); sw != nil {
+				paused[sw] = true
+			}
+		}
+	}
+	for sw := range pushed {
+		if !paused[sw] {
+			x.Roots = append(x.Roots, sw.Name())
+		}
+	}
+	sort.Strings(x.Roots)
+	sort.Slice(x.PauseTree, func(a, b int) bool {
+		if x.PauseTree[a].Pauses != x.PauseTree[b].Pauses {
+			return x.PauseTree[a].Pauses > x.PauseTree[b].Pauses
+		}
+		return x.PauseTree[a].From+x.PauseTree[a].To < x.PauseTree[b].From+x.PauseTree[b].To
+	})
+
+	type slow struct {
+		i    int
+		sd   float64
+		flow metrics.SlowFlow
+	}
+	var slows []slow
+	for i, sd := range slowByMsg {
+		if sd <= thr {
+			continue
+		}
+		m := s.DAG.Msgs[i]
+		f := metrics.SlowFlow{ID: i, Src: int(m.Src), Dst: int(m.Dst), Slowdown: sd}
+		var wait, pausedT sim.Time
+		var main *stay
+		for k := uint8(0); k < e.n[i]; k++ {
+			st := &e.stays[i][k]
+			wait += st.wait / sim.Time(st.pkts)
+			pausedT += st.paused / sim.Time(st.pkts)
+			if main == nil || st.wait > main.wait {
+				main = st
+			}
+			node, peer := fabric.PortName(net.Ports[st.port])
+			f.Links = append(f.Links, metrics.QueueStay{Link: node + "→" + peer,
+				QueuedS: (st.wait / sim.Time(st.pkts)).Seconds(), PausedS: (st.paused / sim.Time(st.pkts)).Seconds()})
+		}
+		sort.Slice(f.Links, func(a, b int) bool { return f.Links[a].QueuedS > f.Links[b].QueuedS })
+		if len(f.Links) > 3 {
+			f.Links = f.Links[:3]
+		}
+		f.QueuedS, f.PausedS = wait.Seconds(), pausedT.Seconds()
+
+		// The alone time is in the slowdown; a flow whose packets hardly
+		// waited in the fabric was held at its sender.
+		fct := sd * s.AloneFCT(int(m.Src), int(m.Dst), m.Bytes).Seconds()
+		// Time the sender's NIC port spent paused by its leaf, bounded by the
+		// flow's life (the port keeps only a total, so this is an upper
+		// bound; exact for flows that span the run).
+		nicPaused := min(net.HostPorts[m.Src].Counters(s.Sched.Now()).PFCPausedS, fct)
+		switch {
+		case (main == nil || wait.Seconds() < 0.1*fct) && nicPaused >= 0.1*fct:
+			f.Role = "victim"
+			f.PausedS += nicPaused
+			f.Links = append([]metrics.QueueStay{{Link: "NIC " + net.HostPorts[m.Src].Owner.Name() + " (paused)",
+				PausedS: nicPaused}}, f.Links...)
+			x.Victims++
+		case main == nil || wait.Seconds() < 0.1*fct:
+			f.Role = "sender-limited"
+			x.SenderLimited++
+		case 2*pausedT > wait:
+			f.Role = "victim"
+			x.Victims++
+		case pushed[net.Ports[main.port].Sw()]:
+			f.Role = "culprit"
+			x.Culprits++
+		default:
+			f.Role = "contending"
+			x.Contending++
+		}
+		slows = append(slows, slow{i, sd, f})
+	}
+	x.SlowFlows = len(slows)
+	sort.Slice(slows, func(a, b int) bool {
+		if slows[a].sd != slows[b].sd {
+			return slows[a].sd > slows[b].sd
+		}
+		return slows[a].i < slows[b].i
+	})
+	for k := 0; k < len(slows) && k < 20; k++ {
+		x.Flows = append(x.Flows, slows[k].flow)
+	}
+	return x
+}
