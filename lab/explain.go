@@ -6,6 +6,7 @@ import (
 	"fabriclab/fabric"
 	"fabriclab/metrics"
 	"fabriclab/sim"
+	"fabriclab/units"
 )
 
 // maxHops bounds the queues remembered per message (a 3-tier fat-tree
@@ -128,25 +129,32 @@ func (s *Sim) explain(p part, slowByMsg map[int]float64) *metrics.Explanation {
 		// flow's life (the port keeps only a total, so this is an upper
 		// bound; exact for flows that span the run).
 		nicPaused := min(net.HostPorts[m.Src].Counters(s.Sched.Now()).PFCPausedS, fct)
+		// A flow that waited (a microsecond or more per packet) in an unpaused
+		// queue of a switch that pushed back fed the congestion: a culprit,
+		// even if its own NIC was paused too. Otherwise it is a victim when
+		// PFC held it (paused queues or a paused NIC), contending when it
+		// waited at congestion without PFC, and sender-limited when it
+		// hardly waited at all.
 		switch {
-		case (main == nil || wait.Seconds() < 0.1*fct) && nicPaused >= 0.1*fct:
+		case main != nil && main.wait/sim.Time(main.pkts) >= sim.Time(units.Microsecond) &&
+			2*main.paused < main.wait && pushed[net.Ports[main.port].Sw()]:
+			f.Role = "culprit"
+			x.Culprits++
+		case 2*pausedT > wait && wait > 0:
+			f.Role = "victim"
+			x.Victims++
+		case nicPaused >= 0.1*fct:
 			f.Role = "victim"
 			f.PausedS += nicPaused
 			f.Links = append([]metrics.QueueStay{{Link: "NIC " + net.HostPorts[m.Src].Owner.Name() + " (paused)",
 				PausedS: nicPaused}}, f.Links...)
 			x.Victims++
-		case main == nil || wait.Seconds() < 0.1*fct:
-			f.Role = "sender-limited"
-			x.SenderLimited++
-		case 2*pausedT > wait:
-			f.Role = "victim"
-			x.Victims++
-		case pushed[net.Ports[main.port].Sw()]:
-			f.Role = "culprit"
-			x.Culprits++
-		default:
+		case main != nil && wait.Seconds() >= 0.1*fct:
 			f.Role = "contending"
 			x.Contending++
+		default:
+			f.Role = "sender-limited"
+			x.SenderLimited++
 		}
 		slows = append(slows, slow{i, sd, f})
 	}

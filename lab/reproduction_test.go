@@ -93,6 +93,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"rail-alltoall.yaml":        {"workload.sizes.list=[4MiB]"},
 		"sweep-qps.yaml":            {"workload.sizes.list=[4MiB]"},
 		"ecmp-vs-adaptive.yaml":     nil,
+		"static-routes.yaml":        nil,
 		"incast.yaml":               {"workload.sizes.list=[64KiB]"},
 		"fattree-permutation.yaml":  nil,
 		"flows.yaml":                nil,
