@@ -130,3 +130,17 @@ func TestLinkFailures(t *testing.T) {
 		t.Fatal("a failure on a link that does not exist was accepted")
 	}
 }
+
+// A policy per tier: spraying at the edge and aggregation tiers is all a
+// fat-tree permutation needs (the way down is a single path), so it matches
+// spraying everywhere.
+func TestForwardingPerTier(t *testing.T) {
+	all := run(t, fatTree4("spray-rr", "accept"), 8*units.MB)
+	s := fatTree4("ecmp", "accept")
+	s.Switch.ForwardingTiers = []scenario.TierForwarding{{Tier: "edge", Forwarding: "spray-rr"}, {Tier: "agg", Forwarding: "spray-rr"}}
+	tiers := run(t, s, 8*units.MB)
+	ecmp := run(t, fatTree4("ecmp", "accept"), 8*units.MB)
+	if tiers.CCTS != all.CCTS || !(tiers.CCTS < ecmp.CCTS) {
+		t.Fatalf("edge+agg spraying %.1f us, everywhere %.1f us, ECMP %.1f us", tiers.CCTS*1e6, all.CCTS*1e6, ecmp.CCTS*1e6)
+	}
+}

@@ -181,8 +181,16 @@ func TopoSpec(spec *scenario.Scenario) topo.Spec {
 	if sw.PFC.Enabled {
 		cfg.Lossless[nic.DataPriority] = true
 	}
+	var tiers map[string]fabric.Policy
+	for _, tf := range sw.ForwardingTiers {
+		if tiers == nil {
+			tiers = map[string]fabric.Policy{}
+		}
+		tiers[tf.Tier] = fabric.Policies[tf.Forwarding]
+	}
 	return topo.Spec{
-		Kind: t.Kind, Hosts: t.Hosts, HostsPerLeaf: t.HostsPerLeaf, Spines: t.Spines,
+		TierPolicy: tiers,
+		Kind:       t.Kind, Hosts: t.Hosts, HostsPerLeaf: t.HostsPerLeaf, Spines: t.Spines,
 		Oversubscription: t.Oversubscription, K: t.K, Servers: t.Servers,
 		GPUsPerServer: t.GPUsPerServer, ServersPerGroup: t.ServersPerGroup,
 		HostLink:   topo.Link{Rate: t.HostLink.Rate, Delay: t.HostLink.Delay},

@@ -3,6 +3,7 @@ package lab
 import (
 	"fabriclab/fabric"
 	"fabriclab/metrics"
+	"fabriclab/scenario"
 	"fabriclab/sim"
 	"fabriclab/transport/roce"
 	"fabriclab/units"
@@ -180,7 +181,7 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	copies := float64(max(len(d.Iters), 1))
 	r.IdealS = s.idealTime(p.lo, p.hi).Seconds() / copies
 	r.RoutedIdealS = r.IdealS
-	if fabric.Policies[s.Job.Spec.Switch.Forwarding].Static() {
+	if staticRouting(s.Job.Spec) {
 		// Paths follow from the 5-tuple alone: bound the busiest one.
 		r.RoutedIdealS = s.routedIdealTime(p.lo, p.hi).Seconds() / copies
 	}
@@ -458,4 +459,18 @@ func (s *Sim) rankBandwidth(p part) [][]float64 {
 		}
 	}
 	return out
+}
+
+// staticRouting reports whether every switch's path choice follows from
+// the 5-tuple alone (so paths can be worked out without simulating).
+func staticRouting(spec *scenario.Scenario) bool {
+	if !fabric.Policies[spec.Switch.Forwarding].Static() {
+		return false
+	}
+	for _, tf := range spec.Switch.ForwardingTiers {
+		if !fabric.Policies[tf.Forwarding].Static() {
+			return false
+		}
+	}
+	return true
 }

@@ -139,6 +139,10 @@ type Switch struct {
 	// adaptive (least-loaded egress queue per packet), adaptive-flowlet, or
 	// d-mod-k (InfiniBand-style static destination routing).
 	Forwarding string `yaml:"forwarding" json:"forwarding"`
+	// ForwardingTiers overrides Forwarding for the switches of one tier
+	// (leaf, spine, edge, agg, core, rail), e.g. adaptive routing on the
+	// leaves and ECMP above.
+	ForwardingTiers []TierForwarding `yaml:"forwarding_tiers" json:"forwarding_tiers,omitempty"`
 	// FlowletGap is the idle time after which a flowlet policy may move a
 	// flow to another path.
 	FlowletGap units.Duration `yaml:"flowlet_gap" json:"flowlet_gap"`
@@ -147,6 +151,12 @@ type Switch struct {
 	ECMPPolarized bool `yaml:"ecmp_polarized" json:"ecmp_polarized,omitempty"`
 	// ECMPSeed perturbs every switch's hash (each switch also mixes in its id).
 	ECMPSeed uint64 `yaml:"ecmp_seed" json:"ecmp_seed"`
+}
+
+// TierForwarding is the forwarding policy of one switch tier.
+type TierForwarding struct {
+	Tier       string `yaml:"tier" json:"tier"`
+	Forwarding string `yaml:"forwarding" json:"forwarding"`
 }
 
 // ECN is RED-style marking on egress queue depth.

@@ -20,6 +20,7 @@ import (
 // scenario package needs when another package grows a new kind.
 var (
 	topologyKinds   = []string{"leaf-spine", "fat-tree", "rail"}
+	switchTiers     = []string{"leaf", "spine", "edge", "agg", "core", "rail"}
 	forwardingKinds = []string{"ecmp", "spray-random", "spray-rr", "flowlet", "adaptive", "adaptive-flowlet", "d-mod-k"}
 	transportKinds  = []string{"roce"}
 	// workloadKinds: the collectives of the workload catalogue, then the
@@ -289,6 +290,14 @@ func (c *checker) switches(s Switch) {
 	}
 	c.need(oneOf(s.Forwarding, forwardingKinds), p+"forwarding", "unknown forwarding %q; use one of: %s", s.Forwarding, choices(forwardingKinds))
 	c.need(s.FlowletGap > 0, p+"flowlet_gap", "must be more than 0, got %v", s.FlowletGap)
+	seen := map[string]bool{}
+	for i, tf := range s.ForwardingTiers {
+		k := fmt.Sprintf("%sforwarding_tiers[%d]", p, i)
+		c.need(oneOf(tf.Tier, switchTiers), k+".tier", "unknown tier %q; use one of: %s", tf.Tier, choices(switchTiers))
+		c.need(!seen[tf.Tier], k+".tier", "tier %q is given twice", tf.Tier)
+		seen[tf.Tier] = true
+		c.need(oneOf(tf.Forwarding, forwardingKinds), k+".forwarding", "unknown forwarding %q; use one of: %s", tf.Forwarding, choices(forwardingKinds))
+	}
 }
 
 func (c *checker) transport(t Transport, topo Topology) {

@@ -36,6 +36,24 @@ type Spec struct {
 	ScaleUp  Link
 	Switch   *fabric.SwitchConfig
 	ECMPSeed uint64
+	// TierPolicy overrides Switch.Policy for the switches of a tier (leaf,
+	// spine, edge, agg, core, rail).
+	TierPolicy map[string]fabric.Policy
+}
+
+// config is the switch configuration of a tier.
+func (s Spec) config(tier string, cache map[string]*fabric.SwitchConfig) *fabric.SwitchConfig {
+	p, ok := s.TierPolicy[tier]
+	if !ok {
+		return s.Switch
+	}
+	if c, ok := cache[tier]; ok {
+		return c
+	}
+	c := *s.Switch
+	c.Policy = p
+	cache[tier] = &c
+	return &c
 }
 
 // Topology is a built fabric plus what workloads and ideal-time formulas
@@ -161,6 +179,7 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 		}
 	}
 	n := t.Net
+	tiers := map[string]*fabric.SwitchConfig{}
 	addHost := func(h int, sw *fabric.Switch) {
 		n.ConnectHost(h, sw, s.HostLink.Rate, s.HostLink.Delay)
 		t.Edge[h] = sw
@@ -178,13 +197,13 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 		}
 		leaves := make([]*fabric.Switch, nl)
 		for i := range leaves {
-			leaves[i] = n.AddSwitch(fmt.Sprintf("leaf%d", i), "leaf", s.Switch, s.ECMPSeed)
+			leaves[i] = n.AddSwitch(fmt.Sprintf("leaf%d", i), "leaf", s.config("leaf", tiers), s.ECMPSeed)
 			for j := 0; j < s.HostsPerLeaf; j++ {
 				addHost(i*s.HostsPerLeaf+j, leaves[i])
 			}
 		}
 		for j := 0; j < ns; j++ {
-			sp := n.AddSwitch(fmt.Sprintf("spine%d", j), "spine", s.Switch, s.ECMPSeed)
+			sp := n.AddSwitch(fmt.Sprintf("spine%d", j), "spine", s.config("spine", tiers), s.ECMPSeed)
 			for _, l := range leaves {
 				link(l, sp)
 			}
@@ -194,19 +213,19 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 		k, half := s.K, s.K/2
 		cores := make([]*fabric.Switch, half*half)
 		for i := range cores {
-			cores[i] = n.AddSwitch(fmt.Sprintf("core%d", i), "core", s.Switch, s.ECMPSeed)
+			cores[i] = n.AddSwitch(fmt.Sprintf("core%d", i), "core", s.config("core", tiers), s.ECMPSeed)
 		}
 		h := 0
 		for p := 0; p < k; p++ {
 			aggs := make([]*fabric.Switch, half)
 			for a := range aggs {
-				aggs[a] = n.AddSwitch(fmt.Sprintf("agg%d-%d", p, a), "agg", s.Switch, s.ECMPSeed)
+				aggs[a] = n.AddSwitch(fmt.Sprintf("agg%d-%d", p, a), "agg", s.config("agg", tiers), s.ECMPSeed)
 				for c := 0; c < half; c++ {
 					link(aggs[a], cores[a*half+c])
 				}
 			}
 			for e := 0; e < half; e++ {
-				edge := n.AddSwitch(fmt.Sprintf("edge%d-%d", p, e), "edge", s.Switch, s.ECMPSeed)
+				edge := n.AddSwitch(fmt.Sprintf("edge%d-%d", p, e), "edge", s.config("edge", tiers), s.ECMPSeed)
 				for _, a := range aggs {
 					link(edge, a)
 				}
@@ -233,7 +252,7 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 		var rails []*fabric.Switch
 		for grp := 0; grp < s.Servers/per; grp++ {
 			for r := 0; r < g; r++ {
-				leaf := n.AddSwitch(fmt.Sprintf("rail%d-g%d", r, grp), "rail", s.Switch, s.ECMPSeed)
+				leaf := n.AddSwitch(fmt.Sprintf("rail%d-g%d", r, grp), "rail", s.config("rail", tiers), s.ECMPSeed)
 				rails = append(rails, leaf)
 				for sv := grp * per; sv < (grp+1)*per; sv++ {
 					hid := sv*g + r
@@ -243,7 +262,7 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 			}
 		}
 		for j := 0; j < ns; j++ {
-			sp := n.AddSwitch(fmt.Sprintf("spine%d", j), "spine", s.Switch, s.ECMPSeed)
+			sp := n.AddSwitch(fmt.Sprintf("spine%d", j), "spine", s.config("spine", tiers), s.ECMPSeed)
 			for _, l := range rails {
 				link(l, sp)
 			}
