@@ -34,7 +34,8 @@ type Sim struct {
 	// parts are the jobs in DAG: one for a scenario without jobs:.
 	parts []part
 
-	explain_ *explainer // explain mode's observer (nil when off)
+	explain_ *explainer   // explain mode's observer (nil when off)
+	routes   []topo.Route // switch.routes_file, re-applied after reconvergence
 
 	qps       []roce.QP
 	remaining []int32
@@ -148,6 +149,12 @@ func build(job scenario.Job, only int) (*Sim, error) {
 		s.RoCE.SetName(id, fmt.Sprintf("host%d-scaleup", h))
 	}
 	if err := s.scheduleFailures(); err != nil {
+		return nil, err
+	}
+	if err := s.loadRoutes(); err != nil {
+		return nil, err
+	}
+	if err := s.applyRoutes(); err != nil {
 		return nil, err
 	}
 	if spec.Sim.Explain {
@@ -499,6 +506,34 @@ func (f *linkFailure) OnEvent(_ sim.Time, arg uint64) {
 		return
 	}
 	topo.ComputeRoutes(f.s.Topo)
+	// Pinned routes stay pinned where their link still works.
+	_ = f.s.applyRoutes()
+}
+
+// loadRoutes reads switch.routes_file (relative to the scenario).
+func (s *Sim) loadRoutes() error {
+	name := s.Job.Spec.Switch.RoutesFile
+	if name == "" {
+		return nil
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.Job.Dir, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("switch.routes_file: %w", err)
+	}
+	defer f.Close()
+	s.routes, err = topo.ParseRoutes(name, f)
+	return err
+}
+
+func (s *Sim) applyRoutes() error {
+	if len(s.routes) == 0 {
+		return nil
+	}
+	return topo.ApplyRoutes(s.Topo, s.Job.Spec.Switch.RoutesFile, s.routes)
 }
 
 // scheduleFailures resolves topology.failures to links: those at time 0

@@ -139,6 +139,11 @@ type Switch struct {
 	// adaptive (least-loaded egress queue per packet), adaptive-flowlet, or
 	// d-mod-k (InfiniBand-style static destination routing).
 	Forwarding string `yaml:"forwarding" json:"forwarding"`
+	// RoutesFile pins next hops explicitly, as an InfiniBand subnet
+	// manager's tables do: one "switch dst-host next-node" per line (path
+	// relative to the scenario). Listed destinations leave those switches
+	// only toward the given node; everything else keeps its computed routes.
+	RoutesFile string `yaml:"routes_file" json:"routes_file,omitempty"`
 	// ForwardingTiers overrides Forwarding for the switches of one tier
 	// (leaf, spine, edge, agg, core, rail), e.g. adaptive routing on the
 	// leaves and ECMP above.

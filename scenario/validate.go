@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"fabriclab/topo"
 	"fabriclab/transport/roce"
 	"fabriclab/units"
 	"fabriclab/workload"
@@ -290,6 +291,19 @@ func (c *checker) switches(s Switch) {
 	}
 	c.need(oneOf(s.Forwarding, forwardingKinds), p+"forwarding", "unknown forwarding %q; use one of: %s", s.Forwarding, choices(forwardingKinds))
 	c.need(s.FlowletGap > 0, p+"flowlet_gap", "must be more than 0, got %v", s.FlowletGap)
+	if s.RoutesFile != "" {
+		path := s.RoutesFile
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.f.Dir, path)
+		}
+		if r, err := os.Open(path); err != nil {
+			c.fail(p+"routes_file", "%s cannot be read (a relative path is relative to the scenario file)", s.RoutesFile)
+		} else {
+			_, err := topo.ParseRoutes(s.RoutesFile, io.LimitReader(r, maxFlowFile))
+			r.Close()
+			c.need(err == nil, p+"routes_file", "%v", err)
+		}
+	}
 	seen := map[string]bool{}
 	for i, tf := range s.ForwardingTiers {
 		k := fmt.Sprintf("%sforwarding_tiers[%d]", p, i)
