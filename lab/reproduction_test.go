@@ -94,6 +94,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"sweep-qps.yaml":            {"workload.sizes.list=[4MiB]"},
 		"ecmp-vs-adaptive.yaml":     nil,
 		"static-routes.yaml":        nil,
+		"storage-pairs.yaml":        nil,
 		"incast.yaml":               {"workload.sizes.list=[64KiB]"},
 		"fattree-permutation.yaml":  nil,
 		"flows.yaml":                nil,
