@@ -91,6 +91,9 @@ type Switch struct {
 	Ports []*Port
 	// Next[dst host] lists the equal-cost egress ports toward dst.
 	Next [][]*Port
+	// DModKDiv divides the destination before d-mod-k takes it modulo the
+	// group size: 1 at the edge, the edge group size one tier up.
+	DModKDiv int
 	// HashSeed is this switch's ECMP seed: switch.ecmp_seed mixed with the
 	// switch id (not the scenario seed, so reseeding a workload keeps the
 	// routes).
@@ -252,12 +255,19 @@ func (s *Switch) route(p *Packet) *Port {
 // build).
 func leastLoaded(g []*Port, h uint64) *Port {
 	start := int(h % uint64(len(g)))
-	best := g[start]
-	bl := best.load()
-	for k := 1; k < len(g); k++ {
-		if pt := g[(start+k)%len(g)]; pt.load() < bl {
+	var best *Port
+	var bl int64
+	for k := 0; k < len(g); k++ {
+		pt := g[(start+k)%len(g)]
+		if pt.dead {
+			continue // a failed port is out at once, before routes converge
+		}
+		if best == nil || pt.load() < bl {
 			best, bl = pt, pt.load()
 		}
+	}
+	if best == nil {
+		return g[start] // every choice failed: the packet is lost there
 	}
 	return best
 }
@@ -305,7 +315,9 @@ func (s *Switch) NextHop(src, dst, sqp, dqp int32) *Port {
 		return g[0]
 	}
 	if s.cfg.Policy == DModK {
-		return g[int(dst)%len(g)]
+		// InfiniBand d-mod-k: at tier level l the port is
+		// ⌊dst / m^(l−1)⌋ mod m; DModKDiv holds m^(l−1) for this switch.
+		return g[(int(dst)/max(s.DModKDiv, 1))%len(g)]
 	}
 	h := FlowHash(src, dst, sqp, dqp, s.HashSeed)
 	return g[h%uint64(len(g))]

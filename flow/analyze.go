@@ -120,6 +120,8 @@ func Analyze(net *fabric.Network, flows []Flow, opt Options) Report {
 		r.Links[l] = LinkLoad{Name: links[l].Name, Group: group(pt), CapacityGbps: links[l].Capacity / 1e9}
 	}
 	agg := map[int]float64{}
+	sent, got := map[int]float64{}, map[int]float64{}
+	sendRate, recvRate := map[int]float64{}, map[int]float64{}
 	for f, fl := range flows {
 		nic := 0.0
 		if len(fl.Path) > 0 {
@@ -155,14 +157,27 @@ func Analyze(net *fabric.Network, flows []Flow, opt Options) Report {
 			fr.TimeS = math.Inf(1)
 		}
 		r.CompletionS = math.Max(r.CompletionS, fr.TimeS)
-		if nic > 0 {
-			r.IdealS = math.Max(r.IdealS, float64(fl.Bytes)*8/(nic*eff))
+		// The ideal is the busiest NIC, sending or receiving, at line rate
+		// (as the packet simulator's ideal time): flows of one host share it.
+		if p := paths[f]; len(p) > 0 && nic > 0 {
+			sent[fl.Src] += float64(fl.Bytes) * 8
+			got[fl.Dst] += float64(fl.Bytes) * 8
+			sendRate[fl.Src] = nic
+			recvRate[fl.Dst] = links[p[len(p)-1]].Capacity
 		}
 		agg[fl.Src] += fr.GBps
 		r.Flows[f] = fr
 	}
 	for f := range r.Flows {
 		r.Flows[f].AggGBps = agg[r.Flows[f].Src]
+	}
+	for h, b := range sent {
+		r.IdealS = math.Max(r.IdealS, b/(sendRate[h]*eff))
+	}
+	for h, b := range got {
+		if recvRate[h] > 0 {
+			r.IdealS = math.Max(r.IdealS, b/(recvRate[h]*eff))
+		}
 	}
 	if r.IdealS > 0 {
 		r.Slowdown = r.CompletionS / r.IdealS

@@ -144,3 +144,46 @@ func TestForwardingPerTier(t *testing.T) {
 		t.Fatalf("edge+agg spraying %.1f us, everywhere %.1f us, ECMP %.1f us", tiers.CCTS*1e6, all.CCTS*1e6, ecmp.CCTS*1e6)
 	}
 }
+
+// d-mod-k on a fat-tree spreads over every core (the aggregation tier
+// divides by the edge group size first), and adaptive routing leaves a
+// failed port at once instead of pouring traffic into it until routes
+// converge.
+func TestDModKUsesAllCoresAndAdaptiveAvoidsFailedPorts(t *testing.T) {
+	s := fatTree4("d-mod-k", "go-back-n")
+	s.Workload = scenario.Workload{Kind: "permutation"}
+	sm, err := Build(job(s, units.MB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cores := map[string]bool{}
+	for i := range sm.DAG.Msgs {
+		for _, pt := range sm.FlowPath(i) {
+			if pt.Tier == "core" {
+				cores[pt.Owner.Name()] = true
+			}
+		}
+	}
+	if len(cores) < 3 {
+		t.Errorf("d-mod-k used %d of 4 cores", len(cores))
+	}
+
+	drops := map[string]int64{}
+	for _, fwd := range []string{"ecmp", "adaptive"} {
+		s := leafSpine(16, 8, 4)
+		s.Switch.Forwarding = fwd
+		s.NIC.OutOfOrder = "accept"
+		s.Workload = scenario.Workload{Kind: "alltoall", Iterations: 1, QPs: 1}
+		s.Topology.Failures = []scenario.Failure{{From: "leaf0", To: "spine1", At: 50 * units.Microsecond}}
+		s.Topology.Convergence = 300 * units.Microsecond
+		r := run(t, s, 16*units.MiB)
+		if !r.Complete {
+			t.Fatalf("%s: incomplete", fwd)
+		}
+		drops[fwd] = r.Drops
+	}
+	if drops["adaptive"] > drops["ecmp"] {
+		t.Errorf("adaptive routing dropped %d packets into the failed link, ECMP %d", drops["adaptive"], drops["ecmp"])
+	}
+	t.Logf("drops after a failure, before convergence: ECMP %d, adaptive %d", drops["ecmp"], drops["adaptive"])
+}

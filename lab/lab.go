@@ -154,7 +154,7 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	if err := s.loadRoutes(); err != nil {
 		return nil, err
 	}
-	if err := s.applyRoutes(); err != nil {
+	if err := s.applyRoutes(false); err != nil {
 		return nil, err
 	}
 	if spec.Sim.Explain {
@@ -506,8 +506,11 @@ func (f *linkFailure) OnEvent(_ sim.Time, arg uint64) {
 		return
 	}
 	topo.ComputeRoutes(f.s.Topo)
-	// Pinned routes stay pinned where their link still works.
-	_ = f.s.applyRoutes()
+	// Pinned routes stay pinned where their link still works; one over the
+	// failed link falls back to the computed routes. (A table that loops
+	// only after the failure was validated at build and is left as the
+	// subnet manager would leave it.)
+	_ = f.s.applyRoutes(true)
 }
 
 // loadRoutes reads switch.routes_file (relative to the scenario).
@@ -529,11 +532,11 @@ func (s *Sim) loadRoutes() error {
 	return err
 }
 
-func (s *Sim) applyRoutes() error {
+func (s *Sim) applyRoutes(skipDead bool) error {
 	if len(s.routes) == 0 {
 		return nil
 	}
-	return topo.ApplyRoutes(s.Topo, s.Job.Spec.Switch.RoutesFile, s.routes)
+	return topo.ApplyRoutes(s.Topo, s.Job.Spec.Switch.RoutesFile, s.routes, skipDead)
 }
 
 // scheduleFailures resolves topology.failures to links: those at time 0
@@ -544,6 +547,9 @@ func (s *Sim) scheduleFailures() error {
 	atStart := false
 	for i, f := range t.Failures {
 		pt := s.Topo.Link(f.From, f.To)
+		if pt == nil {
+			pt = s.Topo.Link(f.To, f.From) // written host first
+		}
 		if pt == nil {
 			return fmt.Errorf("topology.failures[%d]: there is no link between %q and %q", i, f.From, f.To)
 		}

@@ -20,8 +20,13 @@ import (
 // What the simulator can build today. Extending a list here is all the
 // scenario package needs when another package grows a new kind.
 var (
-	topologyKinds   = []string{"leaf-spine", "fat-tree", "rail"}
-	switchTiers     = []string{"leaf", "spine", "edge", "agg", "core", "rail"}
+	topologyKinds = []string{"leaf-spine", "fat-tree", "rail"}
+	// topologyTiers are the switch tiers of each topology kind, edge first.
+	topologyTiers = map[string][]string{
+		"leaf-spine": {"leaf", "spine"},
+		"fat-tree":   {"edge", "agg", "core"},
+		"rail":       {"rail", "spine"},
+	}
 	forwardingKinds = []string{"ecmp", "spray-random", "spray-rr", "flowlet", "adaptive", "adaptive-flowlet", "d-mod-k"}
 	transportKinds  = []string{"roce"}
 	// workloadKinds: the collectives of the workload catalogue, then the
@@ -182,7 +187,7 @@ func choices(list []string) string { return strings.Join(list, ", ") }
 func (c *checker) check(s *Scenario) error {
 	c.topology(s.Topology)
 	c.nic(s.NIC)
-	c.switches(s.Switch)
+	c.switches(s.Switch, s.Topology.Kind)
 	c.transport(s.Transport, s.Topology)
 	c.workload(s.Workload, s.Topology, s.Sim.TimeLimit)
 	c.jobs(s)
@@ -272,7 +277,7 @@ func (c *checker) nic(n NIC) {
 	c.need(n.DataPriority != n.ControlPriority, p+"control_priority", "must differ from data_priority (%d) so ACKs and CNPs do not queue behind data", n.DataPriority)
 }
 
-func (c *checker) switches(s Switch) {
+func (c *checker) switches(s Switch, kind string) {
 	const p = "switch."
 	c.need(s.Buffer > 0, p+"buffer", "must be more than 0, got %v", s.Buffer)
 	if s.ECN.Enabled {
@@ -307,7 +312,8 @@ func (c *checker) switches(s Switch) {
 	seen := map[string]bool{}
 	for i, tf := range s.ForwardingTiers {
 		k := fmt.Sprintf("%sforwarding_tiers[%d]", p, i)
-		c.need(oneOf(tf.Tier, switchTiers), k+".tier", "unknown tier %q; use one of: %s", tf.Tier, choices(switchTiers))
+		tiers := topologyTiers[kind]
+		c.need(oneOf(tf.Tier, tiers), k+".tier", "a %s topology has no tier %q; its tiers are: %s", kind, tf.Tier, choices(tiers))
 		c.need(!seen[tf.Tier], k+".tier", "tier %q is given twice", tf.Tier)
 		seen[tf.Tier] = true
 		c.need(oneOf(tf.Forwarding, forwardingKinds), k+".forwarding", "unknown forwarding %q; use one of: %s", tf.Forwarding, choices(forwardingKinds))

@@ -53,8 +53,11 @@ func ParseRoutes(name string, r io.Reader) ([]Route, error) {
 
 // ApplyRoutes pins each route's switch to one next hop for its
 // destination, replacing the computed ECMP group (InfiniBand subnet
-// managers write such tables).
-func ApplyRoutes(t *Topology, name string, routes []Route) error {
+// managers write such tables), and checks that every pinned destination is
+// still reached from every switch without a loop. With skipDead (after a
+// failure reconverges) a route over a failed link is left out instead of
+// being an error.
+func ApplyRoutes(t *Topology, name string, routes []Route, skipDead bool) error {
 	byName := map[string]*fabric.Switch{}
 	for _, s := range t.Net.Switches {
 		byName[s.Name()] = s
@@ -74,9 +77,43 @@ func ApplyRoutes(t *Topology, name string, routes []Route) error {
 			}
 		}
 		if port == nil {
+			if skipDead {
+				continue
+			}
 			return fmt.Errorf("%s:%d: %s has no working link to %q", name, r.Line, r.Switch, r.Next)
 		}
 		s.Next[r.Dst] = []*fabric.Port{port}
+	}
+	// Every switch must still reach each pinned destination (first choice
+	// of every group, which is the pinned port where there is one).
+	checked := map[int]bool{}
+	for _, r := range routes {
+		if checked[r.Dst] {
+			continue
+		}
+		checked[r.Dst] = true
+		for _, s := range t.Net.Switches {
+			if len(s.Next[r.Dst]) == 0 {
+				continue
+			}
+			pt := s.Next[r.Dst][0]
+			for hop := 0; ; hop++ {
+				if hop > len(t.Net.Switches) {
+					return fmt.Errorf("%s: the routes to host %d loop (from %s)", name, r.Dst, s.Name())
+				}
+				next, ok := pt.Peer.Owner.(*fabric.Switch)
+				if !ok {
+					if pt.Peer != t.Net.HostPorts[r.Dst] {
+						return fmt.Errorf("%s: the routes to host %d from %s end at another host", name, r.Dst, s.Name())
+					}
+					break
+				}
+				if len(next.Next[r.Dst]) == 0 {
+					return fmt.Errorf("%s: the routes to host %d from %s reach %s, which has no route on", name, r.Dst, s.Name(), next.Name())
+				}
+				pt = next.Next[r.Dst][0]
+			}
+		}
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ func TestParseAndApplyRoutes(t *testing.T) {
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("%v %v", rs, err)
 	}
-	if err := ApplyRoutes(tp, "t.txt", rs); err != nil {
+	if err := ApplyRoutes(tp, "t.txt", rs, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []int{9, 10} {
@@ -36,9 +36,11 @@ func TestParseAndApplyRoutes(t *testing.T) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	for _, bad := range []string{"leaf9 9 spine1", "leaf0 99 spine1", "leaf0 9 spine99"} {
+	for _, bad := range []string{"leaf9 9 spine1", "leaf0 99 spine1", "leaf0 9 spine99",
+		"leaf1 8 spine0\nspine0 8 leaf1", "leaf0 8 host1"} {
+		tp, _ := Build(sim.NewScheduler(), 1, s)
 		rs, _ := ParseRoutes("t.txt", strings.NewReader(bad))
-		if err := ApplyRoutes(tp, "t.txt", rs); err == nil {
+		if err := ApplyRoutes(tp, "t.txt", rs, false); err == nil {
 			t.Errorf("%q applied", bad)
 		}
 	}

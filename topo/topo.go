@@ -220,6 +220,7 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 			aggs := make([]*fabric.Switch, half)
 			for a := range aggs {
 				aggs[a] = n.AddSwitch(fmt.Sprintf("agg%d-%d", p, a), "agg", s.config("agg", tiers), s.ECMPSeed)
+				aggs[a].DModKDiv = half // edges spread by dst mod k/2, aggs by ⌊dst/(k/2)⌋ mod k/2
 				for c := 0; c < half; c++ {
 					link(aggs[a], cores[a*half+c])
 				}
