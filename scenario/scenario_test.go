@@ -750,3 +750,18 @@ func TestErrorMessages(t *testing.T) {
 		t.Errorf("flow before the limit: %v", err)
 	}
 }
+
+func TestNotesOnReorderingWithGoBackN(t *testing.T) {
+	s := Defaults()
+	if n := Notes(s); len(n) != 0 {
+		t.Fatalf("defaults: %v", n)
+	}
+	s.Switch.Forwarding = "spray-rr"
+	if n := Notes(s); len(n) != 1 || !strings.Contains(n[0], "out_of_order") {
+		t.Fatalf("spraying with go-back-n: %v", n)
+	}
+	s.NIC.OutOfOrder = "accept"
+	if n := Notes(s); len(n) != 0 {
+		t.Fatalf("spraying with accept: %v", n)
+	}
+}

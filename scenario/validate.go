@@ -684,3 +684,22 @@ func (c *checker) jobs(s *Scenario) {
 		}
 	}
 }
+
+// Notes are advice about a valid scenario that is probably not what was
+// meant (not errors): e.g. a forwarding policy that reorders packets with
+// receivers that drop out-of-order packets.
+func Notes(s *Scenario) []string {
+	var out []string
+	reorders := map[string]bool{"spray-random": true, "spray-rr": true, "adaptive": true}
+	policies := []string{s.Switch.Forwarding}
+	for _, tf := range s.Switch.ForwardingTiers {
+		policies = append(policies, tf.Forwarding)
+	}
+	for _, p := range policies {
+		if reorders[p] && s.NIC.OutOfOrder == "go-back-n" {
+			out = append(out, fmt.Sprintf("forwarding %s reorders packets but nic.out_of_order is go-back-n: every reordering costs a NACK and a resend (set nic.out_of_order: accept for NICs built for it)", p))
+			break
+		}
+	}
+	return out
+}

@@ -289,6 +289,16 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return withPath(path, errors.New("no jobs to run (no variants or no data sizes)"))
 	}
 
+	// Advice about valid but probably unintended settings, once per note.
+	seen := map[string]bool{}
+	for _, v := range p.Variants {
+		for _, n := range v.Notes {
+			if !seen[n] && !f.quiet {
+				seen[n] = true
+				fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", n)
+			}
+		}
+	}
 	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: a.reporter(f.quiet)}
 	started := a.now()
 	results := r.RunAll(ctx, p.Jobs)

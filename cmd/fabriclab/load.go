@@ -20,6 +20,7 @@ type plan struct {
 
 type planVariant struct {
 	Name       string
+	Notes      []string     // scenario.Notes: advice, printed once before running
 	Collective string       // workload kind
 	Parent     string       // a sweep point's variant of the file ("" without variants)
 	Sweep      report.Point // a sweep point's values (nil without a sweep)
@@ -45,6 +46,7 @@ func loadPlan(path string, sets, sweeps []string) (*plan, error) {
 		switch {
 		case v.Spec != nil:
 			pv.Collective = v.Spec.Workload.Kind
+			pv.Notes = scenario.Notes(v.Spec)
 		case f.Base != nil:
 			pv.Collective = f.Base.Workload.Kind
 		}
