@@ -119,6 +119,7 @@ PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
 		return usageErr(cmd, "%v", err)
 	})
 	root.AddCommand(a.runCmd(), a.validateCmd(), a.analyzeCmd(), a.versionCmd())
+	root.AddCommand(a.storeCmds()...)
 	return root
 }
 
@@ -204,6 +205,8 @@ type runFlags struct {
 	jsonPath string
 	csvPath  string
 	quiet    bool
+	db       string // results database (--db); "" = the default
+	noStore  bool
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -254,6 +257,8 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	fl.StringVar(&f.jsonPath, "json", "", "write results as JSON to `FILE` (- for stdout)")
 	fl.StringVar(&f.csvPath, "csv", "", "write results as CSV to `FILE` (- for stdout)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no tables and no progress")
+	fl.StringVar(&f.db, "db", "", "save the run in the results database at `PATH` (default $FABRICLAB_DB or ~/.local/share/fabriclab/runs.db)")
+	fl.BoolVar(&f.noStore, "no-store", false, "do not save the run in the results database")
 	return cmd
 }
 
@@ -299,8 +304,14 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 			}
 		}
 	}
-	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: a.reporter(f.quiet)}
 	started := a.now()
+	// Open the results store before any job runs: a store that cannot be
+	// written fails the run now rather than after it (see store_cmds.go).
+	sr, err := a.beginStoredRun(p, f, started)
+	if err != nil {
+		return err
+	}
+	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: sr.wrap(a.reporter(f.quiet))}
 	results := r.RunAll(ctx, p.Jobs)
 	finished := a.now()
 	interrupted := ctx.Err() != nil
@@ -337,6 +348,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 			fmt.Fprintf(a.stderr, "fabriclab: %s: stopped at the simulated time limit (%s); its row is incomplete (*)\n",
 				JobLabel(jr.Job), timeLimitSetting(jr.Job))
 		}
+	}
+	if err := sr.finish(interrupted, len(failures) > 0, finished, f.quiet); err != nil {
+		errs = append(errs, err)
 	}
 	for _, err := range errs {
 		fmt.Fprintf(a.stderr, "fabriclab: %s\n", oneLine(err.Error()))
@@ -412,21 +426,12 @@ func buildOutput(p *plan, results []JobResult, interrupted bool) (report.Output,
 	})
 	var failures []JobResult
 	for _, r := range ordered {
-		res := r.Result
-		if r.Err != nil {
-			if interrupted && errCanceled(r.Err) {
-				// Stopped by Ctrl-C before it measured anything worth keeping.
-				if res.SizeBytes == 0 && res.CCTS == 0 {
-					continue
-				}
-			} else {
-				failures = append(failures, r)
-				res.Error = r.Err.Error()
-			}
-			res.Complete = false
+		res, keep, failed := resultRow(r, interrupted)
+		if failed {
+			failures = append(failures, r)
 		}
-		if res.SizeBytes == 0 {
-			res.SizeBytes = int64(r.Job.Size)
+		if !keep {
+			continue
 		}
 		vi := r.Job.VariantIndex
 		if vi < 0 || vi >= len(out.Variants) {
@@ -435,4 +440,27 @@ func buildOutput(p *plan, results []JobResult, interrupted bool) (report.Output,
 		out.Variants[vi].Results = append(out.Variants[vi].Results, res)
 	}
 	return out, failures
+}
+
+// resultRow is the row a finished job gives the report (and the store):
+// keep is false for a job stopped by Ctrl-C before it measured anything,
+// failed is true for a job that failed (its row carries the error).
+func resultRow(r JobResult, interrupted bool) (res metrics.SizeResult, keep, failed bool) {
+	res = r.Result
+	if r.Err != nil {
+		if interrupted && errCanceled(r.Err) {
+			// Stopped by Ctrl-C before it measured anything worth keeping.
+			if res.SizeBytes == 0 && res.CCTS == 0 {
+				return res, false, false
+			}
+		} else {
+			failed = true
+			res.Error = r.Err.Error()
+		}
+		res.Complete = false
+	}
+	if res.SizeBytes == 0 {
+		res.SizeBytes = int64(r.Job.Size)
+	}
+	return res, true, failed
 }

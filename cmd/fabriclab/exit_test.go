@@ -47,7 +47,7 @@ func TestRunTimeLimitExit3(t *testing.T) {
 	a, stdout, stderr := newTestApp(p, timeLimitedRun("v0/1", "v1/2"))
 	dir := t.TempDir()
 	jsonPath, csvPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
-	code := a.execute(context.Background(), []string{"run", "-j", "3", "--json", jsonPath, "--csv", csvPath, "x.yaml"})
+	code := a.execute(context.Background(), []string{"run", "--no-store", "-j", "3", "--json", jsonPath, "--csv", csvPath, "x.yaml"})
 	if code != exitTimeLimit || exitTimeLimit != 3 {
 		t.Fatalf("exit %d, want 3; stderr:\n%s", code, stderr)
 	}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"fabriclab/report"
+	"fabriclab/scenario"
+	"fabriclab/store"
+)
+
+// defaultDB is the results database used without --db: $FABRICLAB_DB, else
+// $XDG_DATA_HOME/fabriclab/runs.db, else ~/.local/share/fabriclab/runs.db.
+func defaultDB() (string, error) {
+	if p := os.Getenv("FABRICLAB_DB"); p != "" {
+		return p, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "fabriclab", "runs.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no results database: %v; set FABRICLAB_DB or pass --db (or --no-store)", err)
+	}
+	return filepath.Join(home, ".local", "share", "fabriclab", "runs.db"), nil
+}
+
+func openDB(flag string) (*store.Store, error) {
+	path := flag
+	if path == "" {
+		var err error
+		if path, err = defaultDB(); err != nil {
+			return nil, err
+		}
+	}
+	return store.Open(path)
+}
+
+// storedRun saves a run's results as its jobs finish. A nil *storedRun
+// (--no-store) does nothing.
+type storedRun struct {
+	a  *app
+	st *store.Store
+	id int64
+
+	mu  sync.Mutex
+	err error // the first error saving a result
+}
+
+// beginStoredRun opens the database and inserts the run as running.
+func (a *app) beginStoredRun(p *plan, f runFlags, started time.Time) (*storedRun, error) {
+	if f.noStore {
+		return nil, nil
+	}
+	st, err := openDB(f.db)
+	if err != nil {
+		return nil, &exitErr{exitError, err.Error() + " (or run with --no-store)"}
+	}
+	text, _ := os.ReadFile(p.Path) // the scenario as it was (tests use plans without files)
+	vs := make([]report.VariantResult, len(p.Variants))
+	for i, v := range p.Variants {
+		vs[i] = report.VariantResult{Name: v.Name, Collective: v.Collective, Parent: v.Parent, Sweep: v.Sweep}
+	}
+	id, err := st.BeginRun(store.Meta{
+		Name: p.Name, ScenarioFile: p.Path, ScenarioText: string(text), Seed: p.Seed,
+		Sets: f.sets, Sweeps: f.sweeps, Version: version,
+		Started: started.UTC().Format(time.RFC3339),
+	}, vs)
+	if err != nil {
+		st.Close()
+		return nil, &exitErr{exitError, err.Error()}
+	}
+	return &storedRun{a: a, st: st, id: id}, nil
+}
+
+// wrap returns a Reporter that saves each result as its job ends, then
+// passes the event on to rep (which may be nil).
+func (s *storedRun) wrap(rep Reporter) Reporter {
+	if s == nil {
+		return rep
+	}
+	return &storeReporter{inner: rep, s: s}
+}
+
+func (s *storedRun) save(jr JobResult) {
+	res, keep, _ := resultRow(jr, jr.Stopped)
+	if !keep {
+		return
+	}
+	err := s.st.AddResult(s.id, jr.Job.VariantIndex, jr.Job.SizeIndex, res)
+	s.mu.Lock()
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
+// finish sets the final status, closes the database and says where the run
+// went.
+func (s *storedRun) finish(interrupted, failed bool, finished time.Time, quiet bool) error {
+	if s == nil {
+		return nil
+	}
+	defer s.st.Close()
+	status := store.StatusDone
+	switch {
+	case interrupted:
+		status = store.StatusInterrupted
+	case failed:
+		status = store.StatusFailed
+	}
+	err := s.st.FinishRun(s.id, status, finished.UTC().Format(time.RFC3339))
+	s.mu.Lock()
+	if s.err != nil {
+		err = errors.Join(s.err, err)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("run %d in %s is incomplete: %v", s.id, s.st.Name(), oneLine(err.Error()))
+	}
+	if !quiet {
+		fmt.Fprintf(s.a.stderr, "fabriclab: saved as run %d\n", s.id)
+	}
+	return nil
+}
+
+type storeReporter struct {
+	inner Reporter
+	s     *storedRun
+}
+
+func (r *storeReporter) Start(total, workers int) {
+	if r.inner != nil {
+		r.inner.Start(total, workers)
+	}
+}
+
+func (r *storeReporter) JobStart(index int, job scenario.Job, frac func() float64) {
+	if r.inner != nil {
+		r.inner.JobStart(index, job, frac)
+	}
+}
+
+func (r *storeReporter) JobDone(ev JobEvent) {
+	r.s.save(ev.JobResult)
+	if r.inner != nil {
+		r.inner.JobDone(ev)
+	}
+}
+
+func (r *storeReporter) Interrupted(running int) {
+	if r.inner != nil {
+		r.inner.Interrupted(running)
+	}
+}
+
+func (r *storeReporter) Finish(interrupted bool) {
+	if r.inner != nil {
+		r.inner.Finish(interrupted)
+	}
+}
+
+const dbUsage = "results database `PATH` (default $FABRICLAB_DB, else $XDG_DATA_HOME/fabriclab/runs.db, else ~/.local/share/fabriclab/runs.db)"
+
+// storeCmds are the commands that read and change the results database.
+func (a *app) storeCmds() []*cobra.Command {
+	return []*cobra.Command{a.runsCmd(), a.showCmd(), a.exportCmd(), a.rmCmd(), a.tagCmd()}
+}
+
+// withStore opens the database, runs fn and closes it; errors exit 1.
+func withStore(db string, fn func(st *store.Store) error) error {
+	st, err := openDB(db)
+	if err != nil {
+		return &exitErr{exitError, err.Error()}
+	}
+	defer st.Close()
+	if err := fn(st); err != nil {
+		return &exitErr{exitError, oneLine(err.Error())}
+	}
+	return nil
+}
+
+func runIDArg(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if n < 0 {
+			if len(args) < 2 {
+				return usageErr(cmd, "%s needs a run id and at least one tag", cmd.Name())
+			}
+		} else if len(args) != n {
+			return usageErr(cmd, "%s needs exactly one run id, got %d arguments", cmd.Name(), len(args))
+		}
+		if _, err := store.ParseID(args[0]); err != nil {
+			return usageErr(cmd, "%s", strings.TrimPrefix(err.Error(), "store: "))
+		}
+		return nil
+	}
+}
+
+// statusText is a run's status for listings; a run still marked running
+// whose process is gone (killed) is "running (stale?)".
+func statusText(m store.Meta) string {
+	if m.Stale() {
+		return "running (stale?)"
+	}
+	return m.Status
+}
+
+func (a *app) runsCmd() *cobra.Command {
+	var db string
+	var f store.Filter
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List the runs saved in the results database",
+		Long: `runs lists the saved runs, oldest first: id, scenario name, start time,
+status (running, done, interrupted, failed; "running (stale?)" for a run whose
+process on this machine is gone, e.g. killed), variants, result rows and tags.`,
+		Example: `  fabriclab runs
+  fabriclab runs --tag baseline --name alltoall
+  fabriclab runs --db /tmp/lab.db`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(db, func(st *store.Store) error {
+				ms, err := st.Runs(f)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tSTARTED\tSTATUS\tVARIANTS\tROWS\tTAGS")
+				for _, m := range ms {
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", m.ID, m.Name, m.Started, statusText(m),
+						m.Variants, m.Rows, strings.Join(m.Tags, ","))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", dbUsage)
+	cmd.Flags().StringVar(&f.Tag, "tag", "", "only runs tagged `T`")
+	cmd.Flags().StringVar(&f.Name, "name", "", "only runs whose scenario name contains `S`")
+	return cmd
+}
+
+func (a *app) showCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Print a saved run's tables",
+		Long: `show prints a saved run's tables as run printed them, after one comment
+line naming the run, its scenario file, start time and status.`,
+		Example: `  fabriclab show 12`,
+		Args:    runIDArg(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, _ := store.ParseID(args[0])
+			return withStore(db, func(st *store.Store) error {
+				out, m, err := st.Run(id)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "# run %d: %s (%s), started %s, %s\n", m.ID, m.Name, m.ScenarioFile, m.Started, statusText(m))
+				return report.WriteTables(a.stdout, out)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", dbUsage)
+	return cmd
+}
+
+func (a *app) exportCmd() *cobra.Command {
+	var db, jsonPath, csvPath string
+	cmd := &cobra.Command{
+		Use:   "export RUN",
+		Short: "Write a saved run as JSON or CSV",
+		Long: `export writes a saved run in the formats of run --json and run --csv
+(the JSON is what run --json wrote, per-flow records included when the run
+recorded them).`,
+		Example: `  fabriclab export 12 --json run12.json
+  fabriclab export 12 --csv - | column -ts,`,
+		Args: runIDArg(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, _ := store.ParseID(args[0])
+			switch {
+			case jsonPath == "" && csvPath == "":
+				return usageErr(cmd, "export needs --json FILE or --csv FILE")
+			case jsonPath == "-" && csvPath == "-":
+				return usageErr(cmd, "--json and --csv cannot both write to stdout")
+			}
+			return withStore(db, func(st *store.Store) error {
+				out, _, err := st.Run(id)
+				if err != nil {
+					return err
+				}
+				if err := writeTo(a.stdout, jsonPath, func(w io.Writer) error { return report.WriteJSON(w, out) }); err != nil {
+					return err
+				}
+				return writeTo(a.stdout, csvPath, func(w io.Writer) error { return report.WriteCSV(w, out) })
+			})
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", dbUsage)
+	cmd.Flags().StringVar(&jsonPath, "json", "", "write the run as JSON to `FILE` (- for stdout)")
+	cmd.Flags().StringVar(&csvPath, "csv", "", "write the run as CSV to `FILE` (- for stdout)")
+	return cmd
+}
+
+func (a *app) rmCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:     "rm RUN",
+		Short:   "Delete a saved run",
+		Example: `  fabriclab rm 12`,
+		Args:    runIDArg(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, _ := store.ParseID(args[0])
+			return withStore(db, func(st *store.Store) error { return st.Delete(id) })
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", dbUsage)
+	return cmd
+}
+
+func (a *app) tagCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:     "tag RUN TAG...",
+		Short:   "Add tags to a saved run",
+		Example: `  fabriclab tag 12 baseline pfc`,
+		Args:    runIDArg(-1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, _ := store.ParseID(args[0])
+			return withStore(db, func(st *store.Store) error { return st.Tag(id, args[1:]...) })
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", dbUsage)
+	return cmd
+}

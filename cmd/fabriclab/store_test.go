@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"fabriclab/lab"
+	"fabriclab/metrics"
+	"fabriclab/scenario"
+	"fabriclab/store"
+)
+
+// storeApp runs args on a test app with plan p and the fake job runner.
+func storeApp(t *testing.T, p *plan, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	a, out, errb := newTestApp(p, quickRun)
+	code = a.execute(context.Background(), args)
+	return code, out.String(), errb.String()
+}
+
+var savedRe = regexp.MustCompile(`fabriclab: saved as run (\d+)\n`)
+
+func TestStoreRunShowExport(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "lab.db")
+	p := testPlan(2, 3)
+	runJSON := filepath.Join(dir, "run.json")
+	code, runOut, stderr := storeApp(t, p, "run", "--db", db, "--json", runJSON, "x.yaml")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	m := savedRe.FindStringSubmatch(stderr)
+	if m == nil || m[1] != "1" {
+		t.Fatalf("stderr %q does not say saved as run 1", stderr)
+	}
+	// -q says nothing; --no-store saves nothing.
+	if code, _, stderr := storeApp(t, p, "run", "-q", "--db", db, "x.yaml"); code != 0 || stderr != "" {
+		t.Fatalf("run -q: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := storeApp(t, p, "run", "--no-store", "--db", db, "x.yaml"); code != 0 || strings.Contains(stderr, "saved") {
+		t.Fatalf("run --no-store: exit %d, stderr %q", code, stderr)
+	}
+
+	code, out, _ := storeApp(t, nil, "runs", "--db", db)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") {
+		t.Fatalf("runs: exit %d\n%s", code, out)
+	}
+	if f := strings.Fields(lines[1]); f[0] != "1" || f[1] != "test-scenario" || f[3] != "done" || f[4] != "2" || f[5] != "6" {
+		t.Errorf("runs line %q", lines[1])
+	}
+
+	code, out, _ = storeApp(t, nil, "show", "1", "--db", db)
+	if code != 0 || !strings.HasPrefix(out, "# run 1: test-scenario") || !strings.Contains(out, runOut) {
+		t.Errorf("show: exit %d\n%s\nwant the tables\n%s", code, out, runOut)
+	}
+
+	code, out, _ = storeApp(t, nil, "export", "1", "--db", db, "--json", "-")
+	want, _ := os.ReadFile(runJSON)
+	if code != 0 || out != string(want) {
+		t.Errorf("export --json differs from run --json:\n%s\nwant\n%s", out, want)
+	}
+	csvPath := filepath.Join(dir, "x.csv")
+	if code, _, stderr := storeApp(t, nil, "export", "1", "--db", db, "--csv", csvPath); code != 0 {
+		t.Fatalf("export --csv: %d %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(csvPath); !bytes.HasPrefix(b, []byte("variant,size_bytes")) || bytes.Count(b, []byte("\n")) != 7 {
+		t.Errorf("csv:\n%s", b)
+	}
+
+	if code, _, stderr := storeApp(t, nil, "tag", "1", "baseline", "pfc", "--db", db); code != 0 {
+		t.Fatalf("tag: %d %s", code, stderr)
+	}
+	code, out, _ = storeApp(t, nil, "runs", "--db", db, "--tag", "pfc")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 2 || !strings.HasSuffix(lines[1], "baseline,pfc") {
+		t.Errorf("runs --tag:\n%s", out)
+	}
+	if code, _, stderr := storeApp(t, nil, "rm", "1", "--db", db); code != 0 {
+		t.Fatalf("rm: %d %s", code, stderr)
+	}
+	for _, args := range [][]string{{"show", "1"}, {"rm", "1"}, {"tag", "1", "x"}, {"export", "1", "--json", "-"}} {
+		code, out, stderr := storeApp(t, nil, append(args, "--db", db)...)
+		if code != 1 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "run 1: no such run") {
+			t.Errorf("%v after rm: exit %d, stdout %q, stderr %q", args, code, out, stderr)
+		}
+	}
+	if code, _, _ := storeApp(t, nil, "show", "abc", "--db", db); code != exitUsage {
+		t.Errorf("show abc: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestStoreDefaultLocation(t *testing.T) {
+	// TestMain sets FABRICLAB_DB; run saves there without --db.
+	code, _, stderr := storeApp(t, testPlan(1, 1), "run", "x.yaml")
+	if code != 0 || !savedRe.MatchString(stderr) {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(os.Getenv("FABRICLAB_DB")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FABRICLAB_DB", "")
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	if got, _ := defaultDB(); got != filepath.Join(os.Getenv("XDG_DATA_HOME"), "fabriclab", "runs.db") {
+		t.Errorf("defaultDB with XDG_DATA_HOME = %s", got)
+	}
+	t.Setenv("XDG_DATA_HOME", "")
+	if got, _ := defaultDB(); got != filepath.Join(os.Getenv("HOME"), ".local", "share", "fabriclab", "runs.db") {
+		t.Errorf("defaultDB = %s", got)
+	}
+}
+
+func TestStoreStatuses(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "lab.db")
+	// A failed job: status failed.
+	a, _, _ := newTestApp(testPlan(1, 2), func(ctx context.Context, j scenario.Job, pr lab.Progress) (metrics.SizeResult, error) {
+		if j.SizeIndex == 1 {
+			return metrics.SizeResult{}, errors.New("boom")
+		}
+		return quickRun(ctx, j, pr)
+	})
+	if code := a.execute(context.Background(), []string{"run", "--db", db, "x.yaml"}); code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	// An interrupted run: status interrupted.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a, _, _ = newTestApp(testPlan(1, 2), quickRun)
+	if code := a.execute(ctx, []string{"run", "--db", db, "x.yaml"}); code != exitInterrupted {
+		t.Fatalf("exit %d", code)
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rs, _ := st.Runs(store.Filter{})
+	if len(rs) != 2 || rs[0].Status != store.StatusFailed || rs[1].Status != store.StatusInterrupted || rs[0].Rows != 2 {
+		t.Fatalf("runs %+v", rs)
+	}
+	out, _, _ := st.Run(rs[0].ID)
+	if r := out.Variants[0].Results[1]; r.Error != "boom" || r.Complete {
+		t.Errorf("failed row %+v", r)
+	}
+}
+
+func TestStoreUnusableFailsBeforeAnyJob(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	newer := filepath.Join(dir, "newer.db")
+	st, err := store.Open(newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	bumpSchema(t, newer)
+	for _, db := range []string{filepath.Join(file, "runs.db"), newer} {
+		var n atomic.Int32
+		a, stdout, stderr := newTestApp(testPlan(1, 2), countingRun(&n))
+		code := a.execute(context.Background(), []string{"run", "--db", db, "x.yaml"})
+		if code != 1 || n.Load() != 0 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%s: exit %d, %d jobs ran, stdout %q, stderr %q", db, code, n.Load(), stdout, stderr)
+		}
+	}
+}
+
+// TestStoreKilledRunKeepsRows runs the real binary, kills it with SIGKILL
+// once the first results are saved, and reads them back.
+func TestStoreKilledRunKeepsRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fabriclab")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "HOME="+realHome) // the real build cache
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "kill.db")
+	cmd := exec.Command(bin, "run", "../../examples/incast.yaml", "-q", "-j", "1", "--db", db,
+		"--set", "workload.sizes.list=[64KiB,128KiB,64MiB,256MiB]")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var rows int
+	deadline := time.Now().Add(60 * time.Second)
+	for rows == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		if _, err := os.Stat(db); err != nil {
+			continue
+		}
+		st, err := store.Open(db)
+		if err != nil {
+			continue
+		}
+		if m, err := st.Meta(1); err == nil {
+			rows = m.Rows
+		}
+		st.Close()
+	}
+	if rows == 0 {
+		t.Fatal("no result saved within 60s")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out, m, err := st.Run(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range out.Variants {
+		n += len(v.Results)
+		for _, r := range v.Results {
+			if !r.Complete || r.CCTS <= 0 {
+				t.Errorf("saved row %+v", r)
+			}
+		}
+	}
+	if n == 0 || n >= 8 || m.Status != store.StatusRunning || !m.Stale() || m.Finished != "" {
+		t.Fatalf("after SIGKILL: %d rows, meta %+v", n, m)
+	}
+	a, stdout, _ := newTestApp(nil, quickRun)
+	if code := a.execute(context.Background(), []string{"runs", "--db", db}); code != 0 || !strings.Contains(stdout.String(), "running (stale?)") {
+		t.Errorf("runs after SIGKILL: exit %d\n%s", code, stdout)
+	}
+}
+
+// bumpSchema makes the database at path look like one from a newer fabriclab.
+func bumpSchema(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE schema_version SET version = ?`, store.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+}
