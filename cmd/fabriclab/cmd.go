@@ -120,6 +120,7 @@ PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
 	})
 	root.AddCommand(a.runCmd(), a.validateCmd(), a.analyzeCmd(), a.versionCmd())
 	root.AddCommand(a.storeCmds()...)
+	root.AddCommand(a.reportCmd())
 	return root
 }
 
@@ -207,6 +208,8 @@ type runFlags struct {
 	quiet    bool
 	db       string // results database (--db); "" = the default
 	noStore  bool
+	report   string // --report FILE: the HTML report
+	pngDir   string // --report-png DIR
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -259,6 +262,8 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no tables and no progress")
 	fl.StringVar(&f.db, "db", "", "save the run in the results database at `PATH` (default $FABRICLAB_DB or ~/.local/share/fabriclab/runs.db)")
 	fl.BoolVar(&f.noStore, "no-store", false, "do not save the run in the results database")
+	fl.StringVar(&f.report, "report", "", "write an HTML report with charts to `FILE` (see 'fabriclab report --help')")
+	fl.StringVar(&f.pngDir, "report-png", "", "with --report, also write each chart as a PNG into `DIR`")
 	return cmd
 }
 
@@ -277,7 +282,13 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 	// Check the output files before any job runs rather than lose the
 	// results of a long run to a typo (see output.go).
-	for _, out := range []string{f.jsonPath, f.csvPath} {
+	if f.report == "-" && (f.jsonPath == "-" || f.csvPath == "-") {
+		return usageErr(cmd, "--report and --json or --csv cannot both write to stdout")
+	}
+	if f.pngDir != "" && f.report == "" {
+		return usageErr(cmd, "--report-png needs --report FILE")
+	}
+	for _, out := range []string{f.jsonPath, f.csvPath, f.report} {
 		if out == "" || out == "-" {
 			continue
 		}
@@ -323,7 +334,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	out.Finished = finished.UTC().Format(time.RFC3339)
 
 	var errs []error
-	if !f.quiet && f.jsonPath != "-" && f.csvPath != "-" {
+	if !f.quiet && f.jsonPath != "-" && f.csvPath != "-" && f.report != "-" {
 		if err := report.WriteTables(a.stdout, out); err != nil {
 			errs = append(errs, err)
 		}
@@ -333,6 +344,11 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 	if err := writeTo(a.stdout, f.csvPath, func(w io.Writer) error { return report.WriteCSV(w, out) }); err != nil {
 		errs = append(errs, err)
+	}
+	if f.report != "" {
+		if err := runReport(a.stdout, f.report, f.pngDir, out); err != nil {
+			errs = append(errs, err)
+		}
 	}
 
 	for _, fr := range failures {

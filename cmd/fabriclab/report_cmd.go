@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"fabriclab/report"
+	"fabriclab/report/charts"
+	"fabriclab/store"
+)
+
+func (a *app) reportCmd() *cobra.Command {
+	var db, outPath, pngDir string
+	cmd := &cobra.Command{
+		Use:   "report RUN...",
+		Short: "Write saved runs as a self-contained HTML report with charts",
+		Long: `report writes one HTML file with charts of the saved runs: bus bandwidth,
+percent of ideal and CCT against data size, the flow completion curve and
+CDF, per-rank completion times, the rank-to-rank bandwidth heatmap, PFC pauses
+and ECN marks (per switch tier with sim.port_counters), and the scenario.
+With several runs their variants are drawn side by side as "run N: variant".
+The file has inline SVG only: no JavaScript, no network, it opens offline.
+Charts whose data the runs did not record are replaced by a sentence saying
+what to enable. --png DIR also writes each chart as a PNG.`,
+		Example: `  fabriclab report 12 -o report.html
+  fabriclab report 12 13 -o compare.html --png charts/`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr(cmd, "report needs at least one run id")
+			}
+			for _, s := range args {
+				if _, err := store.ParseID(s); err != nil {
+					return usageErr(cmd, "%s", err.Error())
+				}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if outPath == "" {
+				return usageErr(cmd, "report needs -o FILE")
+			}
+			var srcs []charts.Source
+			err := withStore(db, func(st *store.Store) error {
+				for _, s := range args {
+					id, _ := store.ParseID(s)
+					out, m, err := st.Run(id)
+					if err != nil {
+						return err
+					}
+					srcs = append(srcs, charts.Source{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText})
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if err := writeReport(a.stdout, outPath, pngDir, srcs); err != nil {
+				return &exitErr{exitError, oneLine(err.Error())}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", dbUsage)
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the HTML report to `FILE` (- for stdout)")
+	cmd.Flags().StringVar(&pngDir, "png", "", "also write each chart as a PNG into `DIR`")
+	return cmd
+}
+
+// writeReport writes the HTML report of srcs to path (- for stdout) and,
+// with pngDir, the charts as PNGs.
+func writeReport(stdout io.Writer, path, pngDir string, srcs []charts.Source) error {
+	return writeTo(stdout, path, func(w io.Writer) error {
+		return charts.Write(w, srcs, charts.Options{PNGDir: pngDir})
+	})
+}
+
+// runReport is run --report: the report of the run just made, with the
+// scenario file's text.
+func runReport(stdout io.Writer, path, pngDir string, out report.Output) error {
+	text, _ := os.ReadFile(out.ScenarioFile) // tests use plans without files
+	return writeReport(stdout, path, pngDir, []charts.Source{{Output: out, ScenarioText: string(text)}})
+}

@@ -1,0 +1,121 @@
+package charts
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"fabriclab/metrics"
+	"fabriclab/report"
+)
+
+func synthetic() report.Output {
+	o := report.Output{Scenario: "synthetic", ScenarioFile: "s.yaml", Seed: 1}
+	for v := range 2 {
+		vr := report.VariantResult{Name: []string{"ecmp", "spray"}[v], Collective: "alltoall"}
+		for _, size := range []int64{1 << 10, 2 << 20, 4 << 30} {
+			r := metrics.SizeResult{
+				SizeBytes: size, Ranks: 4, CCTS: float64(size) / 40e9 * float64(1+v), BusBWGBps: 30 + float64(v*5),
+				IdealPct: 70 + float64(v*10), PFCPauses: int64(10 * (v + 1)), ECNMarks: int64(100 * (v + 1)), Complete: true,
+				RankDoneS:  []float64{1e-3, 2e-3, 1.5e-3, 1.2e-3},
+				FCTCurveS:  []float64{1e-4, 2e-4, 5e-4, 9e-4},
+				RankBWGBps: [][]float64{{0, 10, 20, 30}, {5, 0, 15, 25}, {1, 2, 0, 3}, {40, 30, 20, 0}},
+				Ports: []metrics.PortCounters{
+					{Node: "leaf0", Peer: "spine0", Tier: "leaf", Counters: metrics.Counters{PFCPausesSent: 3, ECNMarks: 40}},
+					{Node: "spine0", Peer: "leaf1", Tier: "spine", Counters: metrics.Counters{PFCPausesSent: 1, ECNMarks: 9}},
+				},
+			}
+			vr.Results = append(vr.Results, r)
+		}
+		o.Variants = append(o.Variants, vr)
+	}
+	return o
+}
+
+var svgRe = regexp.MustCompile(`(?s)<svg.*?</svg>`)
+
+func TestReportAllCharts(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := Write(&b, []Source{{Label: "run 1", Output: synthetic(), ScenarioText: "name: synthetic\n<x>"}}, Options{PNGDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	h := b.String()
+	// busbw, ideal, cct, fct-curve, fct-cdf, rank-done, 2 heatmaps,
+	// counters, tier-pfc, tier-ecn.
+	const want = 11
+	svgs := svgRe.FindAllString(h, -1)
+	if len(svgs) != want {
+		t.Fatalf("%d <svg> elements, want %d", len(svgs), want)
+	}
+	for i, s := range svgs {
+		if !strings.Contains(s, "<path") || !strings.Contains(s, "<text") {
+			t.Errorf("svg %d has no path or text elements", i)
+		}
+	}
+	for _, s := range []string{">1K<", ">2M<", ">4G<", "ecmp", "spray", "&lt;x&gt;", "sans-serif", "GB/s"} {
+		if !strings.Contains(h, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	if strings.Contains(regexp.MustCompile(`xmlns(:xlink)?="[^"]*"`).ReplaceAllString(h, ""), "http") {
+		t.Error("report refers to the network")
+	}
+	if strings.Contains(h, "<script") || strings.Contains(h, "class=\"skip\"") {
+		t.Error("report has a script or a skipped chart")
+	}
+	pngs, _ := filepath.Glob(filepath.Join(dir, "*.png"))
+	if len(pngs) != want {
+		t.Fatalf("%d PNGs, want %d", len(pngs), want)
+	}
+	for _, p := range pngs {
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")) || len(data) < 1000 {
+			t.Errorf("%s: not a PNG (%d bytes, %v)", p, len(data), err)
+		}
+	}
+}
+
+func TestReportSkipsMissing(t *testing.T) {
+	o := synthetic()
+	for i := range o.Variants {
+		for j := range o.Variants[i].Results {
+			r := &o.Variants[i].Results[j]
+			r.Ports, r.RankBWGBps, r.RankDoneS, r.FCTCurveS = nil, nil, nil, nil
+		}
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []Source{{Label: "run 1", Output: o}, {Label: "run 2", Output: o}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h := b.String()
+	if n := len(svgRe.FindAllString(h, -1)); n != 4 {
+		t.Errorf("%d charts, want 4", n)
+	}
+	for _, s := range []string{"set sim.port_counters: true", "sim.record_flows", "run 2: spray", "not available"} {
+		if !strings.Contains(h, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+}
+
+func TestSizeLabel(t *testing.T) {
+	for n, want := range map[int64]string{512: "512", 1 << 10: "1K", 2 << 20: "2M", 4 << 30: "4G", 1536: "1.5K"} {
+		if got := SizeLabel(n); got != want {
+			t.Errorf("SizeLabel(%d) = %q, want %q", n, got, want)
+		}
+	}
+	ts := Log2Ticks{}.Ticks(1<<10, 4<<30)
+	labels := 0
+	for _, tk := range ts {
+		if tk.Label != "" {
+			labels++
+		}
+	}
+	if labels < 3 || labels > 9 {
+		t.Errorf("%d labelled ticks", labels)
+	}
+}

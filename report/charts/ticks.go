@@ -1,0 +1,98 @@
+package charts
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+)
+
+// Log2Ticks marks powers of two on a log-scaled axis of byte sizes, labelled
+// 1K, 2M, 4G (binary multiples). At most about eight are labelled; the
+// powers in between get unlabelled minor ticks. With Sizes (up to ten), the
+// labels go on those sizes instead: the sizes measured.
+type Log2Ticks struct {
+	Sizes []float64
+}
+
+var _ plot.Ticker = Log2Ticks{}
+
+// Ticks implements plot.Ticker.
+func (l Log2Ticks) Ticks(min, max float64) []plot.Tick {
+	if min <= 0 {
+		min = 1
+	}
+	if max < min {
+		max = min
+	}
+	lo := int(math.Floor(math.Log2(min)))
+	hi := int(math.Ceil(math.Log2(max)))
+	step := 1
+	for (hi-lo)/step > 8 {
+		step++
+	}
+	var ts []plot.Tick
+	for e := lo; e <= hi; e++ {
+		v := math.Ldexp(1, e)
+		if v < min*(1-1e-9) || v > max*(1+1e-9) {
+			continue
+		}
+		t := plot.Tick{Value: v}
+		if len(l.Sizes) > 0 && len(l.Sizes) <= 10 {
+			if slices.Contains(l.Sizes, v) {
+				t.Label = SizeLabel(int64(v))
+			}
+		} else if (e-lo)%step == 0 {
+			t.Label = SizeLabel(int64(v))
+		}
+		ts = append(ts, t)
+	}
+	if len(l.Sizes) > 0 && len(l.Sizes) <= 10 { // sizes that are not powers of two
+		for _, v := range l.Sizes {
+			if v != math.Ldexp(1, int(math.Round(math.Log2(v)))) {
+				ts = append(ts, plot.Tick{Value: v, Label: SizeLabel(int64(v))})
+			}
+		}
+	}
+	if len(ts) == 0 { // a single size between two powers of two
+		ts = append(ts, plot.Tick{Value: min, Label: SizeLabel(int64(min))})
+	}
+	return ts
+}
+
+// SizeLabel is a byte size as 512, 1K, 2M, 4G (binary multiples), or with
+// one decimal when it is not a whole multiple.
+func SizeLabel(n int64) string {
+	units := []string{"", "K", "M", "G", "T", "P"}
+	v := float64(n)
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64) + units[i]
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + units[i]
+}
+
+// intTicks marks whole numbers (ranks), at most about ten labelled.
+type intTicks struct{}
+
+func (intTicks) Ticks(min, max float64) []plot.Tick {
+	lo, hi := math.Ceil(min), math.Floor(max)
+	span := hi - lo
+	step := 1.0
+	for _, s := range []float64{1, 2, 4, 5, 8, 10, 16, 20, 32, 50, 64, 100, 128, 256, 512, 1024} {
+		step = s
+		if span/s <= 10 {
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v+0, 'f', 0, 64)}) // +0: no "-0"
+	}
+	return ts
+}
