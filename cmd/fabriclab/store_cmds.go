@@ -173,7 +173,7 @@ const dbUsage = "results database `PATH` (default $FABRICLAB_DB, else $XDG_DATA_
 
 // storeCmds are the commands that read and change the results database.
 func (a *app) storeCmds() []*cobra.Command {
-	return []*cobra.Command{a.runsCmd(), a.showCmd(), a.exportCmd(), a.rmCmd(), a.tagCmd()}
+	return []*cobra.Command{a.runsCmd(), a.showCmd(), a.exportCmd(), a.compareCmd(), a.rmCmd(), a.tagCmd()}
 }
 
 // withStore opens the database, runs fn and closes it; errors exit 1.

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"fabriclab/metrics"
+)
+
+func TestMetricDelta(t *testing.T) {
+	busbw, _ := LookupMetric("busbw")
+	cct, _ := LookupMetric("cct")
+	pfc, ok := LookupMetric("pfc")
+	if !ok || pfc.Name != "pfc_pauses" {
+		t.Fatalf("pfc alias: %+v %v", pfc, ok)
+	}
+	for _, c := range []struct {
+		m           Metric
+		base, other float64
+		want        string
+	}{
+		{busbw, 40, 42, "+2.00 (+5.0%)"},
+		{busbw, 40, 38, "-2.00 (-5.0%)"},
+		{busbw, 40, 40, "+0.00 (+0.0%)"},
+		{busbw, 0, 3, "+3.00"},
+		{cct, 200, 250, "+50.00 (+25.0%)"},
+		{pfc, 100, 88, "-12"},
+		{pfc, 0, 7, "+7"},
+	} {
+		if got := c.m.Delta(c.base, c.other); got != c.want {
+			t.Errorf("%s Delta(%g, %g) = %q, want %q", c.m.Name, c.base, c.other, got, c.want)
+		}
+	}
+	if _, ok := LookupMetric("nope"); ok {
+		t.Error("unknown metric found")
+	}
+}
+
+func TestWriteCompare(t *testing.T) {
+	cols := []Column{
+		{Name: "1:pfc", Results: []metrics.SizeResult{
+			{SizeBytes: 16 << 20, BusBWGBps: 40, CCTS: 200e-6, PFCPauses: 100, Complete: true},
+			{SizeBytes: 8 << 20, BusBWGBps: 30, CCTS: 100e-6, PFCPauses: 10, Complete: true},
+		}},
+		{Name: "2:dcqcn", Results: []metrics.SizeResult{
+			{SizeBytes: 8 << 20, BusBWGBps: 33, CCTS: 90e-6, PFCPauses: 4, Complete: true},
+			{SizeBytes: 16 << 20, BusBWGBps: 42, CCTS: 190e-6, PFCPauses: 88, Complete: false},
+			{SizeBytes: 32 << 20, Error: "boom"},
+		}},
+	}
+	var b bytes.Buffer
+	if err := WriteCompare(&b, cols, "busbw"); err != nil {
+		t.Fatal(err)
+	}
+	want := `# compare bus bandwidth (GB/s); baseline 1:pfc
+#   size  1:pfc  2:dcqcn  Δ 2:dcqcn
+    8MiB  30.00    33.00  +3.00 (+10.0%)
+   16MiB  40.00   42.00*  +2.00 (+5.0%)
+   32MiB      -        !  -
+# * incomplete: time limit reached or interrupted; numbers describe a partial run
+# ! failed: the job returned an error
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := WriteCompare(&b, cols, "pfc"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "# compare PFC pause frames; baseline 1:pfc\n") ||
+		!strings.Contains(b.String(), "    10        4  -6\n") || !strings.Contains(b.String(), "88*  -12\n") {
+		t.Errorf("pfc:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteCompare(&b, cols, "cct"); err != nil || !strings.Contains(b.String(), "100.00    90.00  -10.00 (-10.0%)") {
+		t.Errorf("cct: %v\n%s", err, b.String())
+	}
+	if err := WriteCompare(&b, cols, "nope"); err == nil {
+		t.Error("unknown metric: no error")
+	}
+}
