@@ -220,14 +220,11 @@ func (s *Switch) drop(p *Packet, in *Port) {
 
 // route picks the egress port of p by the switch's policy.
 func (s *Switch) route(p *Packet) *Port {
-	if int(p.Dst) >= len(s.Next) || p.Dst < 0 {
-		return nil
-	}
-	g := s.Next[p.Dst]
-	switch len(g) {
-	case 0:
-		return nil
-	case 1:
+	g := s.group(p.Dst)
+	if len(g) <= 1 {
+		if len(g) == 0 {
+			return nil
+		}
 		return g[0]
 	}
 	switch s.cfg.Policy {
@@ -245,11 +242,29 @@ func (s *Switch) route(p *Packet) *Port {
 	case Flowlet, AdaptiveFlowlet:
 		return s.flowletHop(p, g)
 	}
-	return s.NextHop(p.Src, p.Dst, p.SrcQP, p.DstQP)
+	return s.staticPick(g, p.Src, p.Dst, p.SrcQP, p.DstQP)
+}
+
+// group is the equal-cost next hops toward dst (nil when unreachable).
+func (s *Switch) group(dst int32) []*Port {
+	if dst < 0 || int(dst) >= len(s.Next) {
+		return nil
+	}
+	return s.Next[dst]
+}
+
+// staticPick is the choice among g of a static policy: InfiniBand d-mod-k
+// (at tier level l the port is ⌊dst / m^(l−1)⌋ mod m; DModKDiv holds
+// m^(l−1) for this switch), else the ECMP hash of the 5-tuple.
+func (s *Switch) staticPick(g []*Port, src, dst, sqp, dqp int32) *Port {
+	if s.cfg.Policy == DModK {
+		return g[(int(dst)/max(s.DModKDiv, 1))%len(g)]
+	}
+	return g[FlowHash(src, dst, sqp, dqp, s.HashSeed)%uint64(len(g))]
 }
 
 // leastLoaded is the port with the fewest bytes waiting (queued, plus the
-// frame on the wire), searching from a random start r so that ties (idle
+// frame on the wire), searching from a random start h so that ties (idle
 // ports) are broken at random, as switches do, rather than always the same
 // way (which would make adaptive routing behave like ECMP until queues
 // build).
@@ -304,23 +319,14 @@ func (s *Switch) flowletHop(p *Packet, g []*Port) *Port {
 // policies are answered as ECMP would. Analyses use it to follow a flow's
 // exact path.
 func (s *Switch) NextHop(src, dst, sqp, dqp int32) *Port {
-	if int(dst) >= len(s.Next) || dst < 0 {
-		return nil
-	}
-	g := s.Next[dst]
-	switch len(g) {
-	case 0:
-		return nil
-	case 1:
+	g := s.group(dst)
+	if len(g) <= 1 {
+		if len(g) == 0 {
+			return nil
+		}
 		return g[0]
 	}
-	if s.cfg.Policy == DModK {
-		// InfiniBand d-mod-k: at tier level l the port is
-		// ⌊dst / m^(l−1)⌋ mod m; DModKDiv holds m^(l−1) for this switch.
-		return g[(int(dst)/max(s.DModKDiv, 1))%len(g)]
-	}
-	h := FlowHash(src, dst, sqp, dqp, s.HashSeed)
-	return g[h%uint64(len(g))]
+	return s.staticPick(g, src, dst, sqp, dqp)
 }
 
 // FlowHash is the 5-tuple ECMP hash: source and destination address, the QP

@@ -5,24 +5,9 @@ import (
 	"sort"
 	"testing"
 
-	"fabriclab/fabric"
 	"fabriclab/flow"
 	"fabriclab/units"
 )
-
-// simPather follows a built simulation's messages along the static routes
-// the packet simulator uses.
-type simPather struct{ s *Sim }
-
-func (p simPather) Path(i int) ([]*fabric.Port, error) {
-	src, dst, sqp, dqp := p.s.RoCE.Tuple(p.s.QP(i))
-	return flow.StaticPath(p.s.Topo.Net, src, dst, sqp, dqp)
-}
-
-func (p simPather) Conn(i int) uint64 {
-	src, _, sqp, _ := p.s.RoCE.Tuple(p.s.QP(i))
-	return uint64(uint32(src))<<32 | uint64(uint32(sqp))
-}
 
 // The flow-level analysis agrees with the packet simulator on a lossy
 // (no PFC) ECMP permutation of long flows: the predicted completion within
@@ -37,7 +22,7 @@ func TestAnalyzeMatchesPacketSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flows, err := flow.RootFlows(sm.DAG, simPather{sm})
+	flows, err := flow.RootFlows(sm.DAG, sm)
 	if err != nil {
 		t.Fatal(err)
 	}

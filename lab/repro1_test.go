@@ -66,7 +66,7 @@ func TestReproduction1ECMPVersusAdaptive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fl, err := flow.RootFlows(sm.DAG, simPather{sm})
+		fl, err := flow.RootFlows(sm.DAG, sm)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ func TestReproduction3StaticRoutesAndCongestionSpreading(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fl, err := flow.RootFlows(sm.DAG, simPather{sm})
+		fl, err := flow.RootFlows(sm.DAG, sm)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,11 +2,13 @@ package lab
 
 import (
 	"fabriclab/fabric"
+	"fabriclab/flow"
 	"fabriclab/metrics"
 	"fabriclab/scenario"
 	"fabriclab/sim"
 	"fabriclab/transport/roce"
 	"fabriclab/units"
+	"fabriclab/workload"
 )
 
 // Result summarizes the simulation as it stands (complete or not). With
@@ -318,6 +320,20 @@ func (s *Sim) RoutedIdealTime() sim.Time {
 // QP is the queue pair message i is posted on (the zero QP for a marker).
 func (s *Sim) QP(i int) roce.QP { return s.qps[i] }
 
+// Path implements flow.Pather: message i's static path, checked for loops
+// and wrong deliveries.
+func (s *Sim) Path(i int) ([]*fabric.Port, error) {
+	src, dst, sqp, dqp := s.RoCE.Tuple(s.qps[i])
+	return flow.StaticPath(s.Topo.Net, src, dst, sqp, dqp)
+}
+
+// Conn implements flow.Pather: (source host, source QP), unique per
+// connection.
+func (s *Sim) Conn(i int) uint64 {
+	src, _, sqp, _ := s.RoCE.Tuple(s.qps[i])
+	return uint64(uint32(src))<<32 | uint64(uint32(sqp))
+}
+
 // FlowPath is the ports message i crosses (its sender's NIC port first)
 // under the switches' static routing: the ECMP hash of its QP's 5-tuple at
 // every switch, or d-mod-k. Dynamic policies are followed as ECMP would be.
@@ -418,13 +434,9 @@ func (s *Sim) collectiveIdeal(p part) sim.Time {
 	return units.SerializationTime(bytes, rate)
 }
 
-func isCollective(c metrics.Collective) bool {
-	switch c {
-	case metrics.Permutation, metrics.Incast, metrics.FlowList, metrics.Uniform:
-		return false
-	}
-	return true
-}
+// isCollective reports whether c is one of the collective catalogue (the
+// traffic patterns have no algorithm-independent bound).
+func isCollective(c metrics.Collective) bool { return workload.Algorithms(string(c)) != nil }
 
 // rankBandwidth is the achieved bandwidth matrix between ranks.
 func (s *Sim) rankBandwidth(p part) [][]float64 {

@@ -101,11 +101,7 @@ func (a *app) analyze(cmd *cobra.Command, path string, f analyzeFlags) error {
 	if err != nil {
 		return withPath(path, err)
 	}
-	pa, err := newLabPather(s)
-	if err != nil {
-		return withPath(path, err)
-	}
-	flows, err := flow.RootFlows(s.DAG, pa)
+	flows, err := flow.RootFlows(s.DAG, s)
 	if err != nil {
 		return withPath(path, err)
 	}
@@ -162,24 +158,6 @@ func pickJob(cmd *cobra.Command, p *plan, name string, size units.Size) (scenari
 		return j, nil
 	}
 	return scenario.Job{}, withPath(p.Path, fmt.Errorf("variant %q has no jobs (no data sizes)", p.Variants[vi].Name))
-}
-
-// labPather follows the messages of a built lab.Sim along the packet
-// simulator's static routes, with the 5-tuple (hosts, QP numbers) its
-// packets carry.
-type labPather struct{ s *lab.Sim }
-
-func newLabPather(s *lab.Sim) (*labPather, error) { return &labPather{s}, nil }
-
-func (p *labPather) Path(i int) ([]*fabric.Port, error) {
-	src, dst, sqp, dqp := p.s.RoCE.Tuple(p.s.QP(i))
-	return flow.StaticPath(p.s.Topo.Net, src, dst, sqp, dqp)
-}
-
-// Conn is (source host, source QP): unique per connection.
-func (p *labPather) Conn(i int) uint64 {
-	src, _, sqp, _ := p.s.RoCE.Tuple(p.s.QP(i))
-	return uint64(uint32(src))<<32 | uint64(uint32(sqp))
 }
 
 // writeAnalysis prints the three tables.
