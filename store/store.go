@@ -3,10 +3,15 @@
 // output contract's columns as real columns and the whole SizeResult as
 // gzip-compressed JSON.
 //
-// Open picks the backend from the DSN. SQLite (modernc.org/sqlite, pure Go)
-// is the only one so far; the SQL is kept portable (no SQLite-only
-// functions, `?` placeholders rewritten by the dialect) so that a PostgreSQL
-// dialect can be added beside it.
+// Per-flow records (sim.record_flows) are not in that JSON: they go to
+// their own table in chunks of 65,536 records, column by column as
+// varint deltas and deflate-compressed (flowcodec.go), about 4 bytes per
+// record instead of ~200 bytes of JSON.
+//
+// Open picks the backend from the DSN: a file path (SQLite via
+// modernc.org/sqlite, pure Go, WAL) or a postgres:// URL (PostgreSQL via
+// pgx). The SQL is portable: no backend-only functions, `?` placeholders
+// rewritten by the dialect, column types from the dialect.
 //
 // Every error is one line.
 package store
@@ -20,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,7 +33,8 @@ import (
 	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 
 	"fabriclab/metrics"
 	"fabriclab/report"
@@ -54,14 +61,37 @@ type dialect struct {
 }
 
 // rebind turns `?` placeholders into the dialect's. SQLite takes `?`
-// as is; PostgreSQL would number them ($1, $2, …).
-func (d *dialect) rebind(q string) string { return q }
+// as is; PostgreSQL numbers them ($1, $2, …). Queries hold no `?` inside
+// string literals.
+func (d *dialect) rebind(q string) string {
+	if d.name != "postgres" {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range q {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
 
 var sqliteDialect = &dialect{
 	name:   "sqlite",
 	driver: "sqlite",
 	autoID: "INTEGER PRIMARY KEY AUTOINCREMENT",
 	blob:   "BLOB",
+}
+
+var postgresDialect = &dialect{
+	name:   "postgres",
+	driver: "pgx",
+	autoID: "BIGSERIAL PRIMARY KEY",
+	blob:   "BYTEA",
 }
 
 // migrations are applied in order; schema_version holds how many ran. Never
@@ -119,6 +149,17 @@ func migrationsFor(d *dialect) []string {
 			PRIMARY KEY (run_id, variant_idx, size_idx)
 		);
 		CREATE INDEX results_run ON results(run_id)`,
+		// 2: per-flow records out of the result JSON, in compressed
+		// columnar chunks (flowcodec.go).
+		`CREATE TABLE flow_records (
+			run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			variant_idx INTEGER NOT NULL,
+			size_idx INTEGER NOT NULL,
+			chunk INTEGER NOT NULL,
+			records INTEGER NOT NULL,
+			data ` + d.blob + ` NOT NULL,
+			PRIMARY KEY (run_id, variant_idx, size_idx, chunk)
+		)`,
 	}
 }
 
@@ -166,19 +207,41 @@ func (m Meta) Stale() bool {
 }
 
 // Filter selects runs: Tag must be one of the run's tags, Name a substring
-// of its name (both optional).
+// of its name, and the run started at or after Since and before Until (all
+// optional; zero times do not filter).
 type Filter struct {
-	Tag, Name string
+	Tag, Name    string
+	Since, Until time.Time
+}
+
+func (f Filter) match(m Meta) bool {
+	if f.Name != "" && !strings.Contains(m.Name, f.Name) {
+		return false
+	}
+	if f.Tag != "" && !hasTag(m.Tags, f.Tag) {
+		return false
+	}
+	if !f.Since.IsZero() || !f.Until.IsZero() {
+		t, err := time.Parse(time.RFC3339, m.Started)
+		if err != nil {
+			return false
+		}
+		if !f.Since.IsZero() && t.Before(f.Since) || !f.Until.IsZero() && !t.Before(f.Until) {
+			return false
+		}
+	}
+	return true
 }
 
 // Open opens (creating if needed) the database named by dsn: a file path,
-// or "sqlite:PATH". The schema is migrated to the current version; a
-// database from a newer fabriclab is refused. Open checks that the database
-// can be written.
+// "sqlite:PATH", or a PostgreSQL URL (postgres://user:pass@host:port/db?…,
+// the database must exist). The schema is migrated to the current version;
+// a database from a newer fabriclab is refused. Open checks that the
+// database can be written.
 func Open(dsn string) (*Store, error) {
 	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return nil, errors.New("store: PostgreSQL is not supported yet; use a SQLite file path")
+	case IsPostgres(dsn):
+		return openPostgres(dsn)
 	case strings.HasPrefix(dsn, "sqlite:"):
 		dsn = strings.TrimPrefix(dsn, "sqlite:")
 	}
@@ -213,6 +276,48 @@ func openSQLite(path string) (*Store, error) {
 	return s, nil
 }
 
+// IsPostgres reports whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// connectTimeout bounds how long Open waits for a PostgreSQL server.
+const connectTimeout = 10 * time.Second
+
+func openPostgres(dsn string) (*Store, error) {
+	name := dsn
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, errors.New("store: cannot parse the PostgreSQL URL (postgres://user:password@host:port/database)")
+	}
+	name = u.Redacted() // never print a password
+	fail := func(err error) error {
+		return fmt.Errorf("store: cannot open database %s: %s", name, oneLine(err.Error()))
+	}
+	if u.Query().Get("connect_timeout") == "" {
+		q := u.Query()
+		q.Set("connect_timeout", strconv.Itoa(int(connectTimeout/time.Second)))
+		u.RawQuery = q.Encode()
+	}
+	db, err := sql.Open(postgresDialect.driver, u.String())
+	if err != nil {
+		return nil, fail(err)
+	}
+	db.SetMaxOpenConns(4)
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fail(err)
+	}
+	s := &Store{db: db, d: postgresDialect, name: name}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
@@ -229,6 +334,13 @@ func (s *Store) migrate() error {
 		return fail(err)
 	}
 	defer tx.Rollback()
+	if s.d == postgresDialect {
+		// Two processes opening a fresh database at once must not both
+		// migrate it: the lock is held until this transaction ends.
+		if _, err := tx.Exec(`SELECT pg_advisory_xact_lock(7243011)`); err != nil {
+			return fail(err)
+		}
+	}
 	if _, err := tx.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return fail(err)
 	}
@@ -316,13 +428,22 @@ func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error)
 
 // AddResult stores one result of a run, variant variantIdx (the index in
 // BeginRun's variants), size sizeIdx (results are read back in size index
-// order). It commits on its own, so results survive a killed process.
+// order), with its flow records in compressed chunks. It commits on its own
+// (the row and its records together), so results survive a killed process.
 func (s *Store) AddResult(runID int64, variantIdx, sizeIdx int, r metrics.SizeResult) error {
+	fail := func(err error) error { return s.errf("run %d: saving a result: %v", runID, err) }
+	recs := r.Records
+	r.Records = nil
 	blob, err := compress(r)
 	if err != nil {
-		return s.errf("run %d: saving a result: %v", runID, err)
+		return fail(err)
 	}
-	_, err = s.db.Exec(s.d.rebind(`INSERT INTO results (run_id, variant_idx, size_idx, size_bytes, ranks, cct_s,
+	tx, err := s.db.Begin()
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	_, err = tx.Exec(s.d.rebind(`INSERT INTO results (run_id, variant_idx, size_idx, size_bytes, ranks, cct_s,
 		algbw_gbps, busbw_gbps, ideal_s, ideal_pct, pfc_pauses, ecn_marks, drops, retransmits, cnps, timeouts,
 		complete, routed_ideal_s, routed_ideal_pct, error, data)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -330,7 +451,21 @@ func (s *Store) AddResult(runID int64, variantIdx, sizeIdx int, r metrics.SizeRe
 		r.PFCPauses, r.ECNMarks, r.Drops, r.Retransmits, r.CNPs, r.Timeouts, r.Complete,
 		r.RoutedIdealS, r.RoutedIdealPct, r.Error, blob)
 	if err != nil {
-		return s.errf("run %d: saving a result: %v", runID, err)
+		return fail(err)
+	}
+	ins := s.d.rebind(`INSERT INTO flow_records (run_id, variant_idx, size_idx, chunk, records, data) VALUES (?, ?, ?, ?, ?, ?)`)
+	for c, lo := 0, 0; lo < len(recs); c, lo = c+1, lo+flowChunk {
+		hi := min(lo+flowChunk, len(recs))
+		data, err := encodeFlows(recs[lo:hi])
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := tx.Exec(ins, runID, variantIdx, sizeIdx, c, hi-lo, data); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
 	}
 	return nil
 }
@@ -394,13 +529,9 @@ func (s *Store) Runs(f Filter) ([]Meta, error) {
 		if err != nil {
 			return nil, s.errf("listing runs: %v", err)
 		}
-		if f.Name != "" && !strings.Contains(m.Name, f.Name) {
-			continue
+		if f.match(m) {
+			out = append(out, m)
 		}
-		if f.Tag != "" && !hasTag(m.Tags, f.Tag) {
-			continue
-		}
-		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.errf("listing runs: %v", err)
@@ -461,15 +592,16 @@ func (s *Store) Run(id int64) (report.Output, Meta, error) {
 		out.Variants = append(out.Variants, v)
 	}
 	rows.Close()
-	rows, err = s.db.Query(s.d.rebind(`SELECT variant_idx, data FROM results WHERE run_id = ? ORDER BY variant_idx, size_idx`), id)
+	rows, err = s.db.Query(s.d.rebind(`SELECT variant_idx, size_idx, data FROM results WHERE run_id = ? ORDER BY variant_idx, size_idx`), id)
 	if err != nil {
 		return out, m, s.errf("run %d: %v", id, err)
 	}
 	defer rows.Close()
+	var sizeIdx [][2]int // each result's (variant, size index), in order
 	for rows.Next() {
-		var vi int
+		var vi, si int
 		var blob []byte
-		if err := rows.Scan(&vi, &blob); err != nil {
+		if err := rows.Scan(&vi, &si, &blob); err != nil {
 			return out, m, s.errf("run %d: %v", id, err)
 		}
 		r, err := decompress(blob)
@@ -480,11 +612,54 @@ func (s *Store) Run(id int64) (report.Output, Meta, error) {
 			return out, m, s.errf("run %d: a result of unknown variant %d", id, vi)
 		}
 		out.Variants[vi].Results = append(out.Variants[vi].Results, r)
+		sizeIdx = append(sizeIdx, [2]int{vi, si})
 	}
 	if err := rows.Err(); err != nil {
 		return out, m, s.errf("run %d: %v", id, err)
 	}
+	rows.Close()
+	if err := s.readFlows(id, out, sizeIdx); err != nil {
+		return out, m, err
+	}
 	return out, m, nil
+}
+
+// readFlows attaches the stored flow records to their results.
+func (s *Store) readFlows(id int64, out report.Output, sizeIdx [][2]int) error {
+	where := map[[2]int]*metrics.SizeResult{}
+	pos := map[int]int{}
+	for _, k := range sizeIdx {
+		vi := k[0]
+		where[k] = &out.Variants[vi].Results[pos[vi]]
+		pos[vi]++
+	}
+	rows, err := s.db.Query(s.d.rebind(`SELECT variant_idx, size_idx, records, data FROM flow_records
+		WHERE run_id = ? ORDER BY variant_idx, size_idx, chunk`), id)
+	if err != nil {
+		return s.errf("run %d: flow records: %v", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k [2]int
+		var n int
+		var data []byte
+		if err := rows.Scan(&k[0], &k[1], &n, &data); err != nil {
+			return s.errf("run %d: flow records: %v", id, err)
+		}
+		r := where[k]
+		if r == nil {
+			return s.errf("run %d: flow records of unknown result %d/%d", id, k[0], k[1])
+		}
+		recs, err := decodeFlows(data, r.Records)
+		if err != nil || len(recs)-len(r.Records) != n {
+			return s.errf("run %d: flow records of result %d/%d are damaged: %v", id, k[0], k[1], err)
+		}
+		r.Records = recs
+	}
+	if err := rows.Err(); err != nil {
+		return s.errf("run %d: flow records: %v", id, err)
+	}
+	return nil
 }
 
 // Delete removes a run and everything stored with it.
@@ -494,7 +669,8 @@ func (s *Store) Delete(id int64) error {
 		return s.errf("deleting run %d: %v", id, err)
 	}
 	defer tx.Rollback()
-	for _, q := range []string{`DELETE FROM results WHERE run_id = ?`, `DELETE FROM variants WHERE run_id = ?`} {
+	for _, q := range []string{`DELETE FROM flow_records WHERE run_id = ?`, `DELETE FROM results WHERE run_id = ?`,
+		`DELETE FROM variants WHERE run_id = ?`} {
 		if _, err := tx.Exec(s.d.rebind(q), id); err != nil {
 			return s.errf("deleting run %d: %v", id, err)
 		}
@@ -530,6 +706,15 @@ func (s *Store) Tag(id int64, tags ...string) error {
 	res, err := s.db.Exec(s.d.rebind(`UPDATE runs SET tags = ? WHERE id = ?`), strings.Join(all, " "), id)
 	if err != nil {
 		return s.errf("tagging run %d: %v", id, err)
+	}
+	return s.mustHit(res, id)
+}
+
+// SetNote replaces a run's note (free text; "" clears it).
+func (s *Store) SetNote(id int64, note string) error {
+	res, err := s.db.Exec(s.d.rebind(`UPDATE runs SET note = ? WHERE id = ?`), note, id)
+	if err != nil {
+		return s.errf("noting run %d: %v", id, err)
 	}
 	return s.mustHit(res, id)
 }

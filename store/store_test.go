@@ -1,16 +1,18 @@
 package store
 
 import (
-	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"fabriclab/metrics"
 	"fabriclab/report"
+	"fabriclab/store/pgtest"
 )
 
 func testOutput() report.Output {
@@ -59,13 +61,27 @@ func save(t *testing.T, s *Store, o report.Output, status string) int64 {
 	return id
 }
 
-func TestRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", "runs.db")
-	s, err := Open("sqlite:" + path)
+// backends runs fn once per backend, each with a fresh empty database:
+// SQLite in a temporary file, PostgreSQL on the test server (pgtest).
+func backends(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, "sqlite:"+filepath.Join(t.TempDir(), "sub", "runs.db")) })
+	t.Run("postgres", func(t *testing.T) { fn(t, pgtest.Database(t)) })
+}
+
+func openT(t *testing.T, dsn string) *Store {
+	t.Helper()
+	s, err := Open(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestRoundTrip(t *testing.T) { backends(t, testRoundTrip) }
+
+func testRoundTrip(t *testing.T, dsn string) {
+	s := openT(t, dsn)
 	want := testOutput()
 	id := save(t, s, want, StatusDone)
 	got, m, err := s.Run(id)
@@ -103,24 +119,40 @@ func TestRoundTrip(t *testing.T) {
 	if _, _, err := s.Run(id); !errors.Is(err, ErrNotFound) {
 		t.Errorf("deleted run: %v", err)
 	}
-	var n int
-	s.db.QueryRow(`SELECT COUNT(*) FROM results WHERE run_id = ?`, id).Scan(&n)
-	if n != 0 {
-		t.Errorf("%d results left after delete", n)
+	for _, table := range []string{"results", "variants", "flow_records"} {
+		var n int
+		if err := s.db.QueryRow(s.d.rebind(`SELECT COUNT(*) FROM `+table+` WHERE run_id = ?`), id).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d rows left in %s after delete (%v)", n, table, err)
+		}
+	}
+	// Notes and date filters.
+	if err := s.SetNote(id2, "after the firmware update"); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.Meta(id2); m.Note != "after the firmware update" {
+		t.Errorf("note %q", m.Note)
+	}
+	day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		f    Filter
+		want int
+	}{{Filter{Since: day}, 1}, {Filter{Since: day.AddDate(0, 0, 1)}, 0}, {Filter{Until: day}, 0}, {Filter{Until: day.AddDate(0, 0, 1)}, 1}} {
+		if rs, _ := s.Runs(c.f); len(rs) != c.want {
+			t.Errorf("runs %+v: %d, want %d", c.f, len(rs), c.want)
+		}
 	}
 }
 
-func TestUnknownID(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestUnknownID(t *testing.T) { backends(t, testUnknownID) }
+
+func testUnknownID(t *testing.T, dsn string) {
+	s := openT(t, dsn)
 	checks := map[string]error{}
 	_, _, checks["run"] = s.Run(99)
 	checks["delete"] = s.Delete(99)
 	checks["tag"] = s.Tag(99, "x")
 	checks["finish"] = s.FinishRun(99, StatusDone, "")
+	checks["note"] = s.SetNote(99, "x")
 	for what, err := range checks {
 		if !errors.Is(err, ErrNotFound) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "run 99") {
 			t.Errorf("%s: %v", what, err)
@@ -131,34 +163,30 @@ func TestUnknownID(t *testing.T) {
 	}
 }
 
-func TestMigrationsAndNewerSchema(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "runs.db")
-	s, err := Open(path)
+func TestMigrationsAndNewerSchema(t *testing.T) { backends(t, testMigrationsAndNewerSchema) }
+
+func testMigrationsAndNewerSchema(t *testing.T, dsn string) {
+	s, err := Open(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := save(t, s, testOutput(), StatusRunning)
 	s.Close()
 	// Reopening at the same version keeps the data.
-	s, err = Open(path)
+	s, err = Open(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m, err := s.Meta(id); err != nil || m.Status != StatusRunning || m.Rows != 4 {
 		t.Fatalf("reopened: %+v %v", m, err)
 	}
-	s.Close()
 	// A database from a newer fabriclab is refused with one line.
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
+	if _, err := s.db.Exec(s.d.rebind(`UPDATE schema_version SET version = ?`), SchemaVersion+1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE schema_version SET version = ?`, SchemaVersion+1); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	_, err = Open(path)
-	want := "has schema 2, this fabriclab knows up to 1"
+	s.Close()
+	_, err = Open(dsn)
+	want := fmt.Sprintf("has schema %d, this fabriclab knows up to %d", SchemaVersion+1, SchemaVersion)
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("newer schema: %v, want %q", err, want)
 	}
@@ -194,8 +222,56 @@ func TestUnwritablePath(t *testing.T) {
 	}
 }
 
-func TestPostgresNotYet(t *testing.T) {
-	if _, err := Open("postgres://localhost/x"); err == nil {
-		t.Fatal("postgres DSN accepted")
+// TestMigrateFromVersion1 opens a database made by the first schema (before
+// flow records had their own table) and checks it is upgraded in place.
+func TestMigrateFromVersion1(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		s := openT(t, dsn)
+		if _, err := s.db.Exec(`DROP TABLE flow_records`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.Exec(`UPDATE schema_version SET version = 1`); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = openT(t, dsn)
+		want := testOutput()
+		id := save(t, s, want, StatusDone)
+		if got, _, err := s.Run(id); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("after migration: %v", err)
+		}
+	})
+}
+
+func TestPostgresBadURL(t *testing.T) {
+	// Nothing listens on port 1: a one-line error naming the server, no password.
+	_, err := Open("postgres://fab:secret@127.0.0.1:1/x?sslmode=disable")
+	if err == nil || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "secret") ||
+		!strings.Contains(err.Error(), "cannot open database postgres://fab:xxxxx@127.0.0.1:1/x") {
+		t.Fatalf("unreachable server: %v", err)
+	}
+	if _, err := Open("postgres://%zz"); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("bad URL: %v", err)
+	}
+}
+
+// TestPostgresConcurrentOpen: two processes opening a fresh database at
+// once must not both run the migrations.
+func TestPostgresConcurrentOpen(t *testing.T) {
+	dsn := pgtest.Database(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := Open(dsn)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

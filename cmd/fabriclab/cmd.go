@@ -210,6 +210,8 @@ type runFlags struct {
 	noStore  bool
 	report   string // --report FILE: the HTML report
 	pngDir   string // --report-png DIR
+	tags     []string
+	note     string
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -238,6 +240,7 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
   fabriclab run --set workload.sizes.to=1GiB --seed 7 examples/alltoall-dcqcn.yaml
   fabriclab run --sweep workload.qps=1,2,4,8 --sweep workload.algorithm=direct,pairwise examples/alltoall-qps.yaml
   fabriclab run --json results.json --csv results.csv --parallel 4 my-fabric.yaml
+  fabriclab run --tag baseline --note "firmware 22.41" --db postgres://lab@db.example/fabriclab my-fabric.yaml
   fabriclab run --quiet --json - my-fabric.yaml | jq '.variants[].results[].busbw_gbps'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -260,7 +263,9 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	fl.StringVar(&f.jsonPath, "json", "", "write results as JSON to `FILE` (- for stdout)")
 	fl.StringVar(&f.csvPath, "csv", "", "write results as CSV to `FILE` (- for stdout)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no tables and no progress")
-	fl.StringVar(&f.db, "db", "", "save the run in the results database at `PATH` (default $FABRICLAB_DB or ~/.local/share/fabriclab/runs.db)")
+	fl.StringVar(&f.db, "db", "", "save the run in the results database at `PATH` or postgres://URL (default $FABRICLAB_DB or ~/.local/share/fabriclab/runs.db)")
+	fl.StringArrayVar(&f.tags, "tag", nil, "tag the saved run with `T` (one word; repeatable)")
+	fl.StringVar(&f.note, "note", "", "attach a note `TEXT` to the saved run")
 	fl.BoolVar(&f.noStore, "no-store", false, "do not save the run in the results database")
 	fl.StringVar(&f.report, "report", "", "write an HTML report with charts to `FILE` (see 'fabriclab report --help')")
 	fl.StringVar(&f.pngDir, "report-png", "", "with --report, also write each chart as a PNG into `DIR`")
@@ -287,6 +292,14 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 	if f.pngDir != "" && f.report == "" {
 		return usageErr(cmd, "--report-png needs --report FILE")
+	}
+	if (len(f.tags) > 0 || f.note != "") && f.noStore {
+		return usageErr(cmd, "--tag and --note need the results store (drop --no-store)")
+	}
+	for _, t := range f.tags {
+		if t == "" || strings.ContainsAny(t, " \t\n") {
+			return usageErr(cmd, "--tag %q: a tag is one word", t)
+		}
 	}
 	for _, out := range []string{f.jsonPath, f.csvPath, f.report} {
 		if out == "" || out == "-" {

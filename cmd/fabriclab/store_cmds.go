@@ -72,7 +72,7 @@ func (a *app) beginStoredRun(p *plan, f runFlags, started time.Time) (*storedRun
 	}
 	id, err := st.BeginRun(store.Meta{
 		Name: p.Name, ScenarioFile: p.Path, ScenarioText: string(text), Seed: p.Seed,
-		Sets: f.sets, Sweeps: f.sweeps, Version: version,
+		Sets: f.sets, Sweeps: f.sweeps, Version: version, Tags: dedupe(f.tags), Note: f.note,
 		Started: started.UTC().Format(time.RFC3339),
 	}, vs)
 	if err != nil {
@@ -169,11 +169,38 @@ func (r *storeReporter) Finish(interrupted bool) {
 	}
 }
 
-const dbUsage = "results database `PATH` (default $FABRICLAB_DB, else $XDG_DATA_HOME/fabriclab/runs.db, else ~/.local/share/fabriclab/runs.db)"
+const dbUsage = "results database: a SQLite file `PATH` or a postgres://user:pass@host:port/db URL (default $FABRICLAB_DB, else $XDG_DATA_HOME/fabriclab/runs.db, else ~/.local/share/fabriclab/runs.db)"
+
+func dedupe(xs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// parseDay reads a --since/--until value: a date (YYYY-MM-DD, midnight
+// UTC) or an RFC 3339 time.
+func parseDay(flag, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse("2006-01-02", v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("--%s %q: want a date like 2026-11-30 or a time like 2026-11-30T14:00:00Z", flag, v)
+}
 
 // storeCmds are the commands that read and change the results database.
 func (a *app) storeCmds() []*cobra.Command {
-	return []*cobra.Command{a.runsCmd(), a.showCmd(), a.exportCmd(), a.compareCmd(), a.rmCmd(), a.tagCmd()}
+	return []*cobra.Command{a.runsCmd(), a.showCmd(), a.exportCmd(), a.compareCmd(), a.rmCmd(), a.tagCmd(), a.noteCmd()}
 }
 
 // withStore opens the database, runs fn and closes it; errors exit 1.
@@ -215,7 +242,7 @@ func statusText(m store.Meta) string {
 }
 
 func (a *app) runsCmd() *cobra.Command {
-	var db string
+	var db, since, until string
 	var f store.Filter
 	cmd := &cobra.Command{
 		Use:   "runs",
@@ -225,9 +252,17 @@ status (running, done, interrupted, failed; "running (stale?)" for a run whose
 process on this machine is gone, e.g. killed), variants, result rows and tags.`,
 		Example: `  fabriclab runs
   fabriclab runs --tag baseline --name alltoall
+  fabriclab runs --since 2026-11-01 --until 2026-12-01
   fabriclab runs --db /tmp/lab.db`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if f.Since, err = parseDay("since", since); err != nil {
+				return usageErr(cmd, "%v", err)
+			}
+			if f.Until, err = parseDay("until", until); err != nil {
+				return usageErr(cmd, "%v", err)
+			}
 			return withStore(db, func(st *store.Store) error {
 				ms, err := st.Runs(f)
 				if err != nil {
@@ -246,6 +281,8 @@ process on this machine is gone, e.g. killed), variants, result rows and tags.`,
 	cmd.Flags().StringVar(&db, "db", "", dbUsage)
 	cmd.Flags().StringVar(&f.Tag, "tag", "", "only runs tagged `T`")
 	cmd.Flags().StringVar(&f.Name, "name", "", "only runs whose scenario name contains `S`")
+	cmd.Flags().StringVar(&since, "since", "", "only runs started at or after `DATE` (YYYY-MM-DD, UTC, or RFC 3339)")
+	cmd.Flags().StringVar(&until, "until", "", "only runs started before `DATE` (YYYY-MM-DD, UTC, or RFC 3339)")
 	return cmd
 }
 
@@ -266,6 +303,12 @@ line naming the run, its scenario file, start time and status.`,
 					return err
 				}
 				fmt.Fprintf(a.stdout, "# run %d: %s (%s), started %s, %s\n", m.ID, m.Name, m.ScenarioFile, m.Started, statusText(m))
+				if len(m.Tags) > 0 {
+					fmt.Fprintf(a.stdout, "# tags: %s\n", strings.Join(m.Tags, " "))
+				}
+				if m.Note != "" {
+					fmt.Fprintf(a.stdout, "# note: %s\n", oneLine(m.Note))
+				}
 				return report.WriteTables(a.stdout, out)
 			})
 		},
@@ -337,6 +380,29 @@ func (a *app) tagCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, _ := store.ParseID(args[0])
 			return withStore(db, func(st *store.Store) error { return st.Tag(id, args[1:]...) })
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", dbUsage)
+	return cmd
+}
+
+func (a *app) noteCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "note RUN TEXT",
+		Short: "Set a saved run's note",
+		Long:  `note replaces a saved run's note (show prints it); an empty TEXT clears it.`,
+		Example: `  fabriclab note 12 "after the switch firmware update"
+  fabriclab note 12 ""`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageErr(cmd, "note needs a run id and the note text, got %d arguments", len(args))
+			}
+			return runIDArg(2)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, _ := store.ParseID(args[0])
+			return withStore(db, func(st *store.Store) error { return st.SetNote(id, args[1]) })
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", dbUsage)

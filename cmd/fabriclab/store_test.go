@@ -19,6 +19,7 @@ import (
 	"fabriclab/metrics"
 	"fabriclab/scenario"
 	"fabriclab/store"
+	"fabriclab/store/pgtest"
 )
 
 // storeApp runs args on a test app with plan p and the fake job runner.
@@ -32,8 +33,12 @@ func storeApp(t *testing.T, p *plan, args ...string) (code int, stdout, stderr s
 var savedRe = regexp.MustCompile(`fabriclab: saved as run (\d+)\n`)
 
 func TestStoreRunShowExport(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testStoreRunShowExport(t, filepath.Join(t.TempDir(), "lab.db")) })
+	t.Run("postgres", func(t *testing.T) { testStoreRunShowExport(t, pgtest.Database(t)) })
+}
+
+func testStoreRunShowExport(t *testing.T, db string) {
 	dir := t.TempDir()
-	db := filepath.Join(dir, "lab.db")
 	p := testPlan(2, 3)
 	runJSON := filepath.Join(dir, "run.json")
 	code, runOut, stderr := storeApp(t, p, "run", "--db", db, "--json", runJSON, "x.yaml")
@@ -81,6 +86,36 @@ func TestStoreRunShowExport(t *testing.T) {
 
 	if code, _, stderr := storeApp(t, nil, "tag", "1", "baseline", "pfc", "--db", db); code != 0 {
 		t.Fatalf("tag: %d %s", code, stderr)
+	}
+	if code, _, stderr := storeApp(t, nil, "note", "1", "after the\nfirmware update", "--db", db); code != 0 {
+		t.Fatalf("note: %d %s", code, stderr)
+	}
+	if _, out, _ := storeApp(t, nil, "show", "1", "--db", db); !strings.Contains(out, "\n# tags: baseline pfc\n# note: after the firmware update\n") {
+		t.Errorf("show after tag and note:\n%s", out)
+	}
+	// Tags and a note given at run time; date filters.
+	if code, _, stderr := storeApp(t, p, "run", "-q", "--tag", "today", "--tag", "x", "--tag", "today", "--note", "n1", "--db", db, "x.yaml"); code != 0 {
+		t.Fatalf("run --tag: %d %s", code, stderr)
+	}
+	if _, out, _ := storeApp(t, nil, "show", "3", "--db", db); !strings.Contains(out, "\n# tags: today x\n# note: n1\n") {
+		t.Errorf("show run 3:\n%s", out)
+	}
+	today, tomorrow := "2025-06-01", "2025-06-02" // the test app's clock
+	for _, c := range []struct {
+		args []string
+		rows int
+	}{{[]string{"--since", today}, 3}, {[]string{"--since", tomorrow}, 0}, {[]string{"--until", today}, 0},
+		{[]string{"--until", tomorrow, "--tag", "today"}, 1}} {
+		code, out, stderr := storeApp(t, nil, append([]string{"runs", "--db", db}, c.args...)...)
+		if n := strings.Count(out, "\n") - 1; code != 0 || n != c.rows {
+			t.Errorf("runs %v: exit %d, %d rows, want %d\n%s%s", c.args, code, n, c.rows, out, stderr)
+		}
+	}
+	if code, _, stderr := storeApp(t, nil, "runs", "--db", db, "--since", "yesterday"); code != exitUsage || !strings.Contains(stderr, "--since") {
+		t.Errorf("runs --since yesterday: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := storeApp(t, p, "run", "--tag", "two words", "--db", db, "x.yaml"); code != exitUsage || !strings.Contains(stderr, "one word") {
+		t.Errorf("run --tag 'two words': exit %d %s", code, stderr)
 	}
 	code, out, _ = storeApp(t, nil, "runs", "--db", db, "--tag", "pfc")
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 2 || !strings.HasSuffix(lines[1], "baseline,pfc") {
@@ -165,12 +200,22 @@ func TestStoreUnusableFailsBeforeAnyJob(t *testing.T) {
 	}
 	st.Close()
 	bumpSchema(t, newer)
-	for _, db := range []string{filepath.Join(file, "runs.db"), newer} {
+	unreachable := "postgres://lab:secret@127.0.0.1:1/fabriclab?sslmode=disable" // nothing listens on port 1
+	for _, db := range []string{filepath.Join(file, "runs.db"), newer, unreachable} {
 		var n atomic.Int32
 		a, stdout, stderr := newTestApp(testPlan(1, 2), countingRun(&n))
 		code := a.execute(context.Background(), []string{"run", "--db", db, "x.yaml"})
 		if code != 1 || n.Load() != 0 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%s: exit %d, %d jobs ran, stdout %q, stderr %q", db, code, n.Load(), stdout, stderr)
+		}
+		if strings.Contains(stderr.String(), "secret") {
+			t.Errorf("the password is printed: %s", stderr)
+		}
+	}
+	for _, args := range [][]string{{"runs"}, {"show", "1"}, {"rm", "1"}} {
+		code, out, stderr := storeApp(t, nil, append(args, "--db", unreachable)...)
+		if code != 1 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "127.0.0.1:1") {
+			t.Errorf("%v on an unreachable server: exit %d, stdout %q, stderr %q", args, code, out, stderr)
 		}
 	}
 }
