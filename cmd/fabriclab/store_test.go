@@ -220,8 +220,10 @@ func TestStoreUnusableFailsBeforeAnyJob(t *testing.T) {
 	}
 }
 
-// TestStoreKilledRunKeepsRows runs the real binary, kills it with SIGKILL
-// once the first results are saved, and reads them back.
+// TestStoreKilledRunKeepsRows runs the real binary mid-sweep, kills it
+// with SIGINT (a clean stop: status interrupted, exit 130) or SIGKILL (no
+// chance to clean up: status stays running, shown as stale) once the first
+// results are saved, and reads the finished rows back.
 func TestStoreKilledRunKeepsRows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -233,7 +235,13 @@ func TestStoreKilledRunKeepsRows(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	db := filepath.Join(dir, "kill.db")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) { killMidSweep(t, bin, sig) })
+	}
+}
+
+func killMidSweep(t *testing.T, bin string, sig syscall.Signal) {
+	db := filepath.Join(t.TempDir(), "kill.db")
 	cmd := exec.Command(bin, "run", "../../examples/incast.yaml", "-q", "-j", "1", "--db", db,
 		"--set", "workload.sizes.list=[64KiB,128KiB,64MiB,256MiB]")
 	if err := cmd.Start(); err != nil {
@@ -259,10 +267,14 @@ func TestStoreKilledRunKeepsRows(t *testing.T) {
 	if rows == 0 {
 		t.Fatal("no result saved within 60s")
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if sig == syscall.SIGINT && (!errors.As(err, &ee) || ee.ExitCode() != exitInterrupted) {
+		t.Errorf("after SIGINT: %v, want exit %d", err, exitInterrupted)
+	}
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
@@ -272,17 +284,27 @@ func TestStoreKilledRunKeepsRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	complete := 0
 	for _, v := range out.Variants {
-		n += len(v.Results)
 		for _, r := range v.Results {
-			if !r.Complete || r.CCTS <= 0 {
-				t.Errorf("saved row %+v", r)
+			if r.Complete && r.CCTS > 0 {
+				complete++
+			} else if sig == syscall.SIGKILL || r.Complete {
+				t.Errorf("saved row %+v", r) // only SIGINT saves the stopped job's partial row
 			}
 		}
 	}
-	if n == 0 || n >= 8 || m.Status != store.StatusRunning || !m.Stale() || m.Finished != "" {
-		t.Fatalf("after SIGKILL: %d rows, meta %+v", n, m)
+	if complete == 0 || complete >= 8 {
+		t.Fatalf("after %v: %d finished rows", sig, complete)
+	}
+	if sig == syscall.SIGINT {
+		if m.Status != store.StatusInterrupted || m.Finished == "" || !out.Interrupted {
+			t.Errorf("after SIGINT: meta %+v", m)
+		}
+		return
+	}
+	if m.Status != store.StatusRunning || !m.Stale() || m.Finished != "" {
+		t.Fatalf("after SIGKILL: meta %+v", m)
 	}
 	a, stdout, _ := newTestApp(nil, quickRun)
 	if code := a.execute(context.Background(), []string{"runs", "--db", db}); code != 0 || !strings.Contains(stdout.String(), "running (stale?)") {

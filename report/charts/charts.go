@@ -474,7 +474,20 @@ func bars(p *plot.Plot, cats, names []string, vals []plotter.Values) error {
 		p.Legend.Add(names[i], b)
 	}
 	p.NominalX(cats...)
+	p.X.Min, p.X.Max = -0.5, float64(len(cats))-0.5 // room for the outer groups' bars
 	p.Y.Min = 0
+	p.Y.Tick.Marker = countTicks{}
+	// Headroom above the tallest bar so that the legend (top right, one
+	// line per series) does not cover it.
+	top := 0.0
+	for _, v := range vals {
+		for _, x := range v {
+			top = math.Max(top, x)
+		}
+	}
+	if top > 0 {
+		p.Y.Max = top * (1.1 + 0.08*float64(len(vals)))
+	}
 	if len(cats) > 4 {
 		p.X.Tick.Label.Rotation = math.Pi / 6
 		p.X.Tick.Label.XAlign = draw.XRight

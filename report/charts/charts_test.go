@@ -119,3 +119,18 @@ func TestSizeLabel(t *testing.T) {
 		t.Errorf("%d labelled ticks", labels)
 	}
 }
+
+func TestCountTicks(t *testing.T) {
+	for _, c := range []struct {
+		max  float64
+		want string
+	}{{1, "0 1"}, {22, "0 5 10 15 20"}, {3000, "0 1K 2K 3K"}, {4350, "0 1K 2K 3K 4K"}, {1.5e6, "0 500K 1M 1.5M"}} {
+		var got []string
+		for _, tk := range (countTicks{}).Ticks(0, c.max) {
+			got = append(got, tk.Label)
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("ticks(0, %g) = %v, want %s", c.max, got, c.want)
+		}
+	}
+}

@@ -96,3 +96,45 @@ func (intTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	return ts
 }
+
+// countTicks marks counts (pauses, marks) at 1, 2 or 5 × 10^k steps, about
+// five labelled, written short: 0, 500, 1K, 1.5K, 2M.
+type countTicks struct{}
+
+func (countTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return []plot.Tick{{Value: min, Label: CountLabel(min)}}
+	}
+	raw := (max - min) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		step = m * mag
+		if step >= raw {
+			break
+		}
+	}
+	if step < 1 {
+		step = 1 // counts are whole
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: CountLabel(v)})
+	}
+	return ts
+}
+
+// CountLabel is a count as 0, 999, 1K, 1.5K, 20M, 3G (decimal multiples).
+func CountLabel(v float64) string {
+	units := []string{"", "K", "M", "G", "T"}
+	i := 0
+	for math.Abs(v) >= 1000 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	s := strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+	if s == "-0" {
+		s = "0"
+	}
+	return s + units[i]
+}
