@@ -16,7 +16,8 @@ import (
 // queue pair (same source, destination and channel) have been sent: a QP
 // sends its messages in order. For algorithms whose steps do not overlap this
 // is exactly the sum of T(b) over the steps; for pipelined ones (the double
-// binary tree) it is the same cost model with the sharing worked out.
+// binary tree) it is the same cost model with the sharing worked out, the
+// sharing an ideal transport gives (see closedFabric).
 func fluidCCT(ab alphaBeta, d *workload.DAG) float64 {
 	n := len(d.Msgs)
 	rate := float64(ab.rate) / 8 // bytes per second

@@ -204,7 +204,12 @@ func TestStoreUnusableFailsBeforeAnyJob(t *testing.T) {
 	for _, db := range []string{filepath.Join(file, "runs.db"), newer, unreachable} {
 		var n atomic.Int32
 		a, stdout, stderr := newTestApp(testPlan(1, 2), countingRun(&n))
-		code := a.execute(context.Background(), []string{"run", "--db", db, "x.yaml"})
+		keep := filepath.Join(dir, "keep.json")
+		os.WriteFile(keep, []byte("earlier results"), 0o644)
+		code := a.execute(context.Background(), []string{"run", "--db", db, "--json", keep, "x.yaml"})
+		if b, _ := os.ReadFile(keep); string(b) != "earlier results" {
+			t.Errorf("%s: --json file overwritten: %q", db, b)
+		}
 		if code != 1 || n.Load() != 0 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%s: exit %d, %d jobs ran, stdout %q, stderr %q", db, code, n.Load(), stdout, stderr)
 		}
