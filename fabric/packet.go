@@ -64,6 +64,22 @@ type Packet struct {
 	// completion.
 	Msg int32
 
+	// Header fields of the other transports (Homa, TCP); RoCE leaves them
+	// zero. The fabric never reads them.
+	//
+	// Sub is the transport's own packet type (Homa: DATA, GRANT, …), Flags
+	// its flag bits, Aux a small field (Homa: the granted priority).
+	Sub, Flags, Aux uint8
+	// Client is the host that started an RPC (Homa's message id is
+	// client, RPC number and direction).
+	Client int32
+	// MsgLen is the length of the whole message (Homa DATA and PROBE).
+	MsgLen int64
+	// Range is a byte count other than the payload (Homa RESEND).
+	Range int64
+	// Echo is a timestamp the receiver sends back (TCP's timestamp option).
+	Echo sim.Time
+
 	inPort  int32    // ingress port index at the current switch
 	arrival sim.Time // when the last bit reaches the far end of the current link
 	// enq and enqPaused are when the packet joined its current egress queue
