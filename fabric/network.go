@@ -27,6 +27,9 @@ type Network struct {
 	InjectedBytes, InjectedPackets   int64
 	DeliveredBytes, DeliveredPackets int64
 	DroppedBytes, DroppedPackets     int64
+	// DeliveredData is the payload of the data packets hosts received
+	// (retransmitted duplicates included): throughput over a window.
+	DeliveredData int64
 }
 
 // NewNetwork makes an empty network of nHosts hosts.
@@ -149,6 +152,9 @@ func (n *Network) SetHost(h int, node Node, f Feeder) {
 func (n *Network) Consume(p *Packet) {
 	n.DeliveredBytes += int64(p.Wire)
 	n.DeliveredPackets++
+	if p.Kind == Data {
+		n.DeliveredData += int64(p.Payload)
+	}
 	n.Pool.Put(p)
 }
 

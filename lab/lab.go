@@ -28,8 +28,11 @@ type Sim struct {
 	Job   scenario.Job
 	Sched *sim.Scheduler
 	Topo  *topo.Topology
-	RoCE  *roce.Transport
-	DAG   *workload.DAG
+	// RoCE is the RoCE transport when the scenario runs it (nil for the
+	// others); tests reach inside it.
+	RoCE *roce.Transport
+	DAG  *workload.DAG
+	tr   hostTransport
 
 	// parts are the jobs in DAG: one for a scenario without jobs:.
 	parts []part
@@ -37,11 +40,15 @@ type Sim struct {
 	explain_ *explainer   // explain mode's observer (nil when off)
 	routes   []topo.Route // switch.routes_file, re-applied after reconvergence
 
-	qps       []roce.QP
-	remaining []int32
-	start     []sim.Time
-	end       []sim.Time
-	done      int
+	conns []int32 // message → its connection (−1: a marker)
+	// windowData is the data payload hosts had received halfway through
+	// and at the end of a messages workload's arrival window (−1: not
+	// measured).
+	windowData [2]int64
+	remaining  []int32
+	start      []sim.Time
+	end        []sim.Time
+	done       int
 }
 
 // part is one job's share of the DAG: messages [lo, hi) and the job's own
@@ -87,22 +94,6 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	dq, err := scenario.DCQCNParams(spec)
-	if err != nil {
-		return nil, err
-	}
-	rc := roce.Config{
-		MTU:              int32(spec.NIC.MTU),
-		Overhead:         int32(spec.NIC.Overhead),
-		AckEvery:         spec.NIC.AckEvery,
-		RTO:              spec.NIC.RTO,
-		MaxInflight:      int64(spec.NIC.MaxInflight),
-		Burst:            spec.NIC.Burst,
-		AcceptOutOfOrder: spec.NIC.OutOfOrder == "accept",
-		DataPrio:         uint8(spec.NIC.DataPriority),
-		CtrlPrio:         uint8(spec.NIC.ControlPriority),
-		DCQCN:            dq,
-	}
 	var sel []int
 	if only >= 0 {
 		sel = []int{only}
@@ -144,9 +135,11 @@ func build(job scenario.Job, only int) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag, parts: parts}
-	s.RoCE = roce.New(tp.Net, rc)
+	if s.tr, err = newTransport(s, tp.Net, s.delivered); err != nil {
+		return nil, err
+	}
 	for h, id := range tp.ScaleUpEndpoint {
-		s.RoCE.SetName(id, fmt.Sprintf("host%d-scaleup", h))
+		s.tr.setName(id, fmt.Sprintf("host%d-scaleup", h))
 	}
 	if err := s.scheduleFailures(); err != nil {
 		return nil, err
@@ -161,10 +154,20 @@ func build(job scenario.Job, only int) (*Sim, error) {
 		s.explain_ = newExplainer(len(dag.Msgs))
 		tp.Net.Observer = s.explain_
 	}
-	s.RoCE.OnDelivered = s.delivered
 	s.connect()
+	s.windowData = [2]int64{-1, -1}
+	if w := spec.Workload; w.Kind == "messages" && len(parts) == 1 {
+		s.Sched.At(w.Duration/2, (*windowEnd)(s), 0)
+		s.Sched.At(w.Duration, (*windowEnd)(s), 1)
+	}
 	return s, nil
 }
+
+// windowEnd notes what the fabric had delivered halfway through (arg 0)
+// and at the end (arg 1) of a messages workload's arrival window.
+type windowEnd Sim
+
+func (w *windowEnd) OnEvent(_ sim.Time, arg uint64) { w.windowData[arg] = w.Topo.Net.DeliveredData }
 
 // TopoSpec converts the scenario's topology and switch sections.
 func TopoSpec(spec *scenario.Scenario) topo.Spec {
@@ -286,6 +289,19 @@ func buildJobDAG(job scenario.Job, i int, tp *topo.Topology) (*workload.DAG, err
 			sim.NewRNG(seed, "uniform"), maxUniformMessages)
 	case "incast":
 		return workload.Incast(hosts, w.Senders, w.Target, size)
+	case "messages":
+		hs, err := scenario.JobHosts(w, job.Spec.Topology, seed)
+		if err != nil {
+			return nil, err
+		}
+		nic := job.Spec.NIC
+		dist, err := scenario.ResolveSizeDist(w.SizeDist, job.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("workload.size_dist: %w", err)
+		}
+		return workload.Messages(workload.MessagesSpec{Hosts: hs, Sizes: dist, Load: w.Load,
+			Rate: job.Spec.Topology.HostLink.Rate, Payload: int64(nic.MTU), Header: int64(nic.Overhead),
+			Duration: w.Duration, Pattern: w.Pattern, Seed: seed, Limit: maxUniformMessages})
 	case "flows":
 		flows := flowList
 		if flows == nil {
@@ -321,14 +337,21 @@ func mapHosts(d *workload.DAG, hs []int) {
 	d.RankHost = append([]int(nil), hs...)
 }
 
-// connect opens one QP per (src, dst, channel) and arms the DAG's roots.
+// connect opens one connection per (src, dst, channel) — or, with TCP's
+// pool policy, up to pool_size of them used round-robin — and arms the
+// DAG's roots.
 func (s *Sim) connect() {
 	// Jobs never share a connection, even between the same hosts.
-	type key struct{ part, src, dst, ch int32 }
-	qpOf := make(map[key]roce.QP)
+	type key struct{ part, src, dst, ch, k int32 }
+	connOf := make(map[key]int32)
+	pool := int32(1)
+	next := map[key]int32{} // per (part, src, dst, ch): the pool's next connection
+	if tc := s.Job.Spec.Transport.TCP; tc.Connections == "pool" {
+		pool = int32(max(tc.PoolSize, 1))
+	}
 	part := int32(0)
 	d := s.DAG
-	s.qps = make([]roce.QP, len(d.Msgs))
+	s.conns = make([]int32, len(d.Msgs))
 	s.remaining = append([]int32(nil), d.DepCount...)
 	s.start = make([]sim.Time, len(d.Msgs))
 	s.end = make([]sim.Time, len(d.Msgs))
@@ -340,15 +363,22 @@ func (s *Sim) connect() {
 			part++
 		}
 		if m.Marker {
+			s.conns[i] = -1
 			continue // bookkeeping only: no connection, completes at once
 		}
-		k := key{part, m.Src, m.Dst, m.Channel}
-		qp, ok := qpOf[k]
-		if !ok {
-			qp = s.RoCE.Connect(int(m.Src), int(m.Dst))
-			qpOf[k] = qp
+		k := key{part, m.Src, m.Dst, m.Channel, 0}
+		if pool > 1 {
+			base := k
+			k.k = next[base]
+			next[base] = (k.k + 1) % pool
 		}
-		s.qps[i] = qp
+		c, ok := connOf[k]
+		if !ok {
+			c = int32(len(connOf))
+			s.tr.connect(c, int(m.Src), int(m.Dst))
+			connOf[k] = c
+		}
+		s.conns[i] = c
 	}
 	for i := range d.Msgs {
 		if s.remaining[i] == 0 {
@@ -370,7 +400,7 @@ func (s *Sim) release(i int32) {
 		s.delivered(i, now)
 		return
 	}
-	s.RoCE.Post(s.qps[i], i, m.Bytes)
+	s.tr.post(s.conns[i], i, int(m.Src), int(m.Dst), m.Bytes)
 }
 
 type releaser Sim
@@ -407,7 +437,7 @@ func (s *Sim) Run(ctx context.Context, progress Progress) {
 	s.Sched.StopPollEvery = 1 << 14
 	s.Sched.StopHook = func(sim.Time) bool {
 		if progress != nil && total > 0 {
-			progress(float64(s.RoCE.DeliveredPayload) / float64(total))
+			progress(float64(s.tr.deliveredPayload()) / float64(total))
 		}
 		return ctx.Err() != nil
 	}

@@ -99,6 +99,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"fattree-permutation.yaml":  nil,
 		"flows.yaml":                nil,
 		"noisy-neighbour.yaml":      {"workload.sizes.list=[4MiB]"},
+		"homa-w5.yaml":              {"topology.hosts=32", "workload.duration=5ms"},
 	}
 	files, _ := filepath.Glob("../examples/*.yaml")
 	if len(files) < len(shrink) {

@@ -6,7 +6,6 @@ import (
 	"fabriclab/metrics"
 	"fabriclab/scenario"
 	"fabriclab/sim"
-	"fabriclab/transport/roce"
 	"fabriclab/units"
 	"fabriclab/workload"
 )
@@ -47,14 +46,14 @@ func (s *Sim) Result() metrics.SizeResult {
 			continue
 		}
 		if h, ok := nicOf[pt]; ok {
-			c.Add(s.RoCE.NICs[h].C)
+			c.Add(s.tr.nicCounters(h))
 		}
 		if c.TxPackets > 0 || c.PFCPausesRecv > 0 || c.Drops > 0 {
 			node, peer := fabric.PortName(pt)
 			r.Ports = append(r.Ports, metrics.PortCounters{Node: node, Peer: peer, Tier: pt.Tier, Counters: c})
 		}
 	}
-	r.Totals.Add(s.RoCE.Counters())
+	r.Totals.Add(s.tr.counters())
 	r.Totals.UtilizationPct = 0
 	r.PFCPauses = r.Totals.PFCPausesSent
 	r.ECNMarks = r.Totals.ECNMarks
@@ -95,6 +94,7 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	n := int(p.hi - p.lo)
 	fcts := make([]float64, 0, n)
 	slows := make([]float64, 0, n)
+	sizes := make([]int64, 0, n) // of the finished messages, as slows
 	rankDone := make([]sim.Time, d.Ranks)
 	record := s.Job.Spec.Sim.RecordFlows
 	var delivered int64
@@ -142,6 +142,7 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 		}
 		fcts = append(fcts, fct)
 		slows = append(slows, slow)
+		sizes = append(sizes, m.Bytes)
 		if record {
 			r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: src, Dst: dst, ScaleUp: su,
 				SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(),
@@ -172,7 +173,15 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	if record || d.Ranks <= 128 {
 		r.RankBWGBps = s.rankBandwidth(p)
 	}
-	r.Slowdown = metrics.Summarize(slows)
+	switch d.Collective {
+	case metrics.Messages, metrics.Uniform, metrics.FlowList:
+		w := scenario.JobWorkload(s.Job.Spec, p.index)
+		r.SlowdownBySize = metrics.SlowdownBuckets(sizes, slows, w.Buckets, w.BucketCount)
+		if d.Collective == metrics.Messages {
+			r.Load = s.messageLoad(p, w, last)
+		}
+	}
+	r.Slowdown = metrics.Summarize(slows) // sorts slows
 	if s.explain_ != nil {
 		r.Explain = s.explain(p, slowByMsg)
 	}
@@ -189,10 +198,60 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	}
 	r.CollectiveIdealS = s.collectiveIdeal(p).Seconds()
 	r.Finish(d.Collective)
-	if d.Collective == metrics.Uniform && r.Complete && r.CCTS > 0 {
+	if (d.Collective == metrics.Uniform || d.Collective == metrics.Messages) && r.Complete && r.CCTS > 0 {
 		r.AlgBWGBps = float64(delivered) / r.CCTS / 1e9 // aggregate throughput
 	}
 	return r
+}
+
+// messageLoad is what a messages job offered and carried: payload per
+// sending host over the arrival window, and over the run up to its last
+// delivery (see metrics.MessageLoad).
+func (s *Sim) messageLoad(p part, w scenario.Workload, last sim.Time) *metrics.MessageLoad {
+	spec := s.Job.Spec
+	ld := &metrics.MessageLoad{SizeDist: w.SizeDist, TargetLoad: w.Load, DurationS: w.Duration.Seconds(), Hosts: p.dag.Ranks}
+	var payload, wire, done, late int64
+	mtu, ovh := int64(spec.NIC.MTU), int64(spec.NIC.Overhead)
+	complete := true
+	half := w.Duration / 2
+	for i := p.lo; i < p.hi; i++ {
+		m := &s.DAG.Msgs[i]
+		ld.Messages++
+		payload += m.Bytes
+		if m.At-p.start >= half {
+			late += m.Bytes
+		}
+		wire += workload.WireBytes(m.Bytes, mtu, ovh)
+		if s.end[i] >= 0 {
+			done += m.Bytes
+		} else {
+			complete = false
+		}
+	}
+	if ld.Messages > 0 {
+		ld.MeanBytes = float64(payload) / float64(ld.Messages)
+	}
+	hosts := float64(max(ld.Hosts, 1))
+	if ld.DurationS > 0 {
+		ld.OfferedGbps = float64(payload) * 8 / ld.DurationS / hosts / 1e9
+		ld.OfferedLoad = float64(wire) * 8 / ld.DurationS / hosts / float64(spec.Topology.HostLink.Rate)
+	}
+	span := (last - p.start).Seconds()
+	switch {
+	case s.windowData[0] >= 0 && s.windowData[1] >= 0 && half > 0:
+		// Steady state: what hosts received in the window's second half,
+		// packet by packet, against what arrived in it (the first half
+		// fills the network).
+		ld.ThroughputGbps = float64(s.windowData[1]-s.windowData[0]) * 8 / half.Seconds() / hosts / 1e9
+		ld.OfferedGbps = float64(late) * 8 / half.Seconds() / hosts / 1e9
+	case span > 0:
+		// Several jobs share the fabric: this job's completed messages
+		// over its whole run.
+		ld.ThroughputGbps = float64(done) * 8 / span / hosts / 1e9
+	}
+	ld.DrainS = max(span-ld.DurationS, 0)
+	ld.Carried = complete && ld.ThroughputGbps >= 0.9*ld.OfferedGbps
+	return ld
 }
 
 // path returns the ports a packet from src to dst crosses (first ECMP
@@ -317,20 +376,23 @@ func (s *Sim) RoutedIdealTime() sim.Time {
 	return s.routedIdealTime(s.parts[0].lo, s.parts[0].hi)
 }
 
-// QP is the queue pair message i is posted on (the zero QP for a marker).
-func (s *Sim) QP(i int) roce.QP { return s.qps[i] }
+// tuple is the 5-tuple message i's packets carry.
+func (s *Sim) tuple(i int) (src, dst, sqp, dqp int32) {
+	m := &s.DAG.Msgs[i]
+	return s.tr.tuple(s.conns[i], int32(i), int(m.Src), int(m.Dst))
+}
 
 // Path implements flow.Pather: message i's static path, checked for loops
 // and wrong deliveries.
 func (s *Sim) Path(i int) ([]*fabric.Port, error) {
-	src, dst, sqp, dqp := s.RoCE.Tuple(s.qps[i])
+	src, dst, sqp, dqp := s.tuple(i)
 	return flow.StaticPath(s.Topo.Net, src, dst, sqp, dqp)
 }
 
 // Conn implements flow.Pather: (source host, source QP), unique per
 // connection.
 func (s *Sim) Conn(i int) uint64 {
-	src, _, sqp, _ := s.RoCE.Tuple(s.qps[i])
+	src, _, sqp, _ := s.tuple(i)
 	return uint64(uint32(src))<<32 | uint64(uint32(sqp))
 }
 
@@ -342,7 +404,7 @@ func (s *Sim) FlowPath(i int) []*fabric.Port {
 	if s.DAG.Msgs[i].Marker {
 		return nil
 	}
-	src, dst, sqp, dqp := s.RoCE.Tuple(s.qps[i])
+	src, dst, sqp, dqp := s.tuple(i)
 	pt := s.Topo.Net.HostPorts[src]
 	var path []*fabric.Port
 	for hop := 0; pt != nil && hop < 64; hop++ {

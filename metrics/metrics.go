@@ -26,6 +26,7 @@ const (
 	Incast        Collective = "incast"
 	FlowList      Collective = "flows"
 	Uniform       Collective = "uniform"
+	Messages      Collective = "messages"
 )
 
 // BusBWFactor is nccl-tests' factor turning algbw into busbw for n ranks:
@@ -206,6 +207,11 @@ type SizeResult struct {
 	// with sim.record_flows, else 201 evenly spaced quantiles (0, 0.5%, …,
 	// 100%).
 	FCTCurveS []float64 `json:"fct_curve_s,omitempty"`
+	// SlowdownBySize (kind messages, also flows and uniform) is the
+	// slowdown of the messages grouped by size; Load says what was offered
+	// and carried (kind messages).
+	SlowdownBySize []SizeBucket `json:"slowdown_by_size,omitempty"`
+	Load           *MessageLoad `json:"load,omitempty"`
 	// Explain is filled with sim.explain: why the slow flows were slow.
 	Explain *Explanation `json:"explain,omitempty"`
 	// Jobs: with several jobs (scenario jobs:), each job's summary, job 0
@@ -283,7 +289,7 @@ type Conservation struct {
 func (r *SizeResult) Finish(c Collective) {
 	if r.CCTS > 0 && r.Complete {
 		r.AlgBWGBps = float64(r.SizeBytes) / r.CCTS / 1e9
-		if c != FlowList && c != Uniform {
+		if c != FlowList && c != Uniform && c != Messages {
 			r.BusBWGBps = r.AlgBWGBps * BusBWFactor(c, r.Ranks)
 		}
 		r.IdealPct = 100 * r.IdealS / r.CCTS
@@ -356,4 +362,109 @@ type PauseEdge struct {
 	To      string  `json:"to"`
 	Pauses  int64   `json:"pauses"`
 	PausedS float64 `json:"paused_s"`
+}
+
+// SizeBucket is the slowdown of the messages whose sizes lie in
+// [LoBytes, HiBytes] (Slowdown.Count of them).
+type SizeBucket struct {
+	LoBytes  int64       `json:"lo_bytes"`
+	HiBytes  int64       `json:"hi_bytes"`
+	Slowdown Percentiles `json:"slowdown"`
+}
+
+// MessageLoad is what an open-loop message workload offered and what the
+// fabric carried, both over the second half of the arrival window
+// [DurationS/2, DurationS) (the first half fills the network): the
+// payload of the messages that arrived in it, and the data payload hosts
+// received in it, packet by packet, in Gb/s per host (with several jobs:
+// the whole window's arrivals and the job's completed messages over its
+// whole run). OfferedLoad is
+// the offered wire bytes as a fraction of the host link (the target is
+// TargetLoad; a heavy-tailed distribution needs a long window to meet it).
+// Carried means every message completed and the throughput reached 90% of
+// what was offered; DrainS is how long after the window the last message
+// completed.
+type MessageLoad struct {
+	SizeDist       string  `json:"size_dist"`
+	MeanBytes      float64 `json:"mean_bytes"`
+	TargetLoad     float64 `json:"target_load"` // fraction of the host link, wire bytes
+	OfferedLoad    float64 `json:"offered_load"`
+	DurationS      float64 `json:"duration_s"`
+	Hosts          int     `json:"hosts"`
+	Messages       int     `json:"messages"`
+	OfferedGbps    float64 `json:"offered_gbps"`
+	ThroughputGbps float64 `json:"throughput_gbps"`
+	DrainS         float64 `json:"drain_s"`
+	Carried        bool    `json:"carried"`
+}
+
+// Bucket kinds for SlowdownBuckets.
+const (
+	EqualCount = "equal-count"
+	Log2       = "log2"
+)
+
+// SlowdownBuckets groups messages by size (sizes[i], slowdown slows[i]):
+// EqualCount makes up to n buckets with about as many messages each (the
+// Homa paper's x axis), never splitting one size across two buckets; Log2
+// makes one bucket per power of two, (2^(k−1), 2^k]. Empty buckets are
+// left out.
+func SlowdownBuckets(sizes []int64, slows []float64, kind string, n int) []SizeBucket {
+	if len(sizes) == 0 || len(sizes) != len(slows) {
+		return nil
+	}
+	idx := make([]int, len(sizes))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return sizes[idx[a]] < sizes[idx[b]] })
+	var out []SizeBucket
+	flush := func(group []int) {
+		if len(group) == 0 {
+			return
+		}
+		xs := make([]float64, len(group))
+		for k, i := range group {
+			xs[k] = slows[i]
+		}
+		out = append(out, SizeBucket{LoBytes: sizes[group[0]], HiBytes: sizes[group[len(group)-1]], Slowdown: Summarize(xs)})
+	}
+	if kind == Log2 {
+		start := 0
+		for k := 1; k <= len(idx); k++ {
+			if k == len(idx) || log2Bucket(sizes[idx[k]]) != log2Bucket(sizes[idx[start]]) {
+				flush(idx[start:k])
+				start = k
+			}
+		}
+		return out
+	}
+	if n < 1 {
+		n = 10
+	}
+	start := 0
+	for b := 1; b <= n && start < len(idx); b++ {
+		end := len(idx) * b / n
+		if b == n {
+			end = len(idx)
+		}
+		if end <= start {
+			continue
+		}
+		for end < len(idx) && sizes[idx[end]] == sizes[idx[end-1]] {
+			end++ // one size stays in one bucket
+		}
+		flush(idx[start:end])
+		start = end
+	}
+	return out
+}
+
+// log2Bucket is k such that 2^(k−1) < b ≤ 2^k.
+func log2Bucket(b int64) int {
+	k := 0
+	for v := int64(1); v < b && k < 63; v <<= 1 {
+		k++
+	}
+	return k
 }

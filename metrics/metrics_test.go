@@ -197,3 +197,31 @@ func TestCurve(t *testing.T) {
 		t.Fatalf("short curve %v", short)
 	}
 }
+
+func TestSlowdownBuckets(t *testing.T) {
+	sizes := []int64{100, 100, 100, 200, 300, 400, 1000, 1000, 5000, 9000}
+	slows := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	b := SlowdownBuckets(sizes, slows, EqualCount, 5)
+	// Bucket b ends at the b/5 quantile, but size 100 is not split: the
+	// first bucket takes all three, the second only what is left to 40%.
+	want := [][3]int64{{100, 100, 3}, {200, 200, 1}, {300, 400, 2}, {1000, 1000, 2}, {5000, 9000, 2}}
+	if len(b) != len(want) {
+		t.Fatalf("%d buckets: %+v", len(b), b)
+	}
+	for i, w := range want {
+		if b[i].LoBytes != w[0] || b[i].HiBytes != w[1] || int64(b[i].Slowdown.Count) != w[2] {
+			t.Errorf("bucket %d = %d–%d ×%d, want %v", i, b[i].LoBytes, b[i].HiBytes, b[i].Slowdown.Count, w)
+		}
+	}
+	if b[0].Slowdown.P50 != 2 || b[0].Slowdown.Max != 3 {
+		t.Errorf("bucket 0 slowdown %+v", b[0].Slowdown)
+	}
+	l := SlowdownBuckets(sizes, slows, Log2, 0)
+	// (64,128] (128,256] (256,512] (512,1024] (4096,8192] (8192,16384]
+	if len(l) != 6 || l[0].HiBytes != 100 || l[2].LoBytes != 300 || l[2].HiBytes != 400 || l[3].Slowdown.Count != 2 {
+		t.Errorf("log2 buckets %+v", l)
+	}
+	if SlowdownBuckets(nil, nil, EqualCount, 10) != nil {
+		t.Error("buckets of nothing")
+	}
+}

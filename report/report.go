@@ -391,6 +391,9 @@ func WriteTables(w io.Writer, o Output) error {
 		if err := WriteJobsTable(w, v); err != nil {
 			return err
 		}
+		if err := WriteSlowdownTable(w, v); err != nil {
+			return err
+		}
 		if err := WriteExplain(w, v); err != nil {
 			return err
 		}

@@ -11,10 +11,19 @@ import (
 
 // Sizes lists the data sizes a variant runs, in order: the explicit list,
 // or from, from×factor, … up to and including to (when the sweep hits it).
-// For kind flows it is the one total of the flow list. spec must be valid.
+// For kind flows it is the one total of the flow list, for kind messages
+// the size distribution's mean. spec must be valid.
 func (f *File) Sizes(spec *Scenario) []units.Size {
 	if spec.Workload.Kind == "flows" {
 		return []units.Size{units.Size(f.flowFile(spec.Workload.File).total)}
+	}
+	if spec.Workload.Kind == "messages" {
+		// One row: its "size" is the distribution's mean message size.
+		d, err := f.sizeDist(spec.Workload.SizeDist)
+		if err != nil {
+			return nil
+		}
+		return []units.Size{units.Size(d.Mean() + 0.5)}
 	}
 	return SweepSizes(spec.Workload.Sizes)
 }
@@ -94,7 +103,8 @@ func JobSeed(seed uint64, i int) uint64 {
 
 // JobHosts lists the hosts job workload w occupies on topology t (seed is
 // the job's seed, see JobSeed): a collective's rank → host placement
-// (shifted by host_offset), the host range of a permutation or uniform job
+// (shifted by host_offset), the host range of a permutation, uniform or
+// messages job
 // (or its placement_hosts with placement: list),
 // the target and senders of an incast; nil for a flow list (its hosts come
 // from the file). Servers are consecutive groups of gpus_per_server hosts on
@@ -131,9 +141,9 @@ func JobHosts(w Workload, t Topology, seed uint64) ([]int, error) {
 			}
 		}
 		return hs, nil
-	case (w.Kind == "permutation" || w.Kind == "uniform") && w.Placement == "list":
+	case (w.Kind == "permutation" || w.Kind == "uniform" || w.Kind == "messages") && w.Placement == "list":
 		return append([]int(nil), w.PlacementHosts...), nil
-	case w.Kind == "permutation" || w.Kind == "uniform":
+	case w.Kind == "permutation" || w.Kind == "uniform" || w.Kind == "messages":
 		if w.HostOffset+ranks > hosts {
 			return nil, fmt.Errorf("%d hosts from host_offset %d do not fit the topology's %d hosts", ranks, w.HostOffset, hosts)
 		}

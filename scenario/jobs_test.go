@@ -57,7 +57,7 @@ func TestJobsErrors(t *testing.T) {
 		{"    start: 2s", "    start: 10us", "j.yaml:8:12: jobs[0].start: 2s is not before sim.time_limit"},
 		{"  - name: main", "  - name: b", `j.yaml:4:11: jobs[0].name: "main" is the name of the top-level workload`},
 		{"    colour: red", "    start: 10us", `j.yaml:8:5: jobs[0].colour: unknown key "colour"`},
-		{"    load: 0.5", "    start: 10us", "j.yaml:8:11: jobs[0].load: load and duration are only read by kind uniform"},
+		{"    load: 0.5", "    start: 10us", "j.yaml:8:11: jobs[0].load: load and duration are only read by kinds uniform and messages"},
 	} {
 		src := strings.Replace(jobsBase, tc.old, tc.edit, 1)
 		_, err := Parse("j.yaml", []byte(src))

@@ -58,6 +58,7 @@ type File struct {
 type flowCache struct {
 	mu    sync.Mutex
 	files map[string]*flowFile
+	dists map[string]distEntry // size distributions (messages.go)
 }
 
 type rawVariant struct {

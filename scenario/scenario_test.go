@@ -161,6 +161,7 @@ func TestValidationErrors(t *testing.T) {
 	}
 	write("good.txt", "0 1 1MB 0\n1 0 1MB 10us\n")
 	write("bad.txt", "0 1 1MB\n0 0 1MB\n")
+	write("badcdf.txt", "100 0.5\n50 1\n")
 	write("far.txt", "0 1 1MB\n# comment\n0 99 1MB\n")
 	write("empty.txt", "# nothing\n")
 	write("late.txt", "0 1 1MB 0\n1 0 1MB 999ms\n# comment\n2 3 1MB 1s\n")
@@ -241,7 +242,14 @@ func TestValidationErrors(t *testing.T) {
 		{"unknown forwarding", "switch.forwarding", minimal + "switch:\n  forwarding: spray-all # <-\n"},
 
 		// Transport.
-		{"unknown transport", "transport.kind", minimal + "transport:\n  kind: tcp # <-\n"},
+		{"unknown transport", "transport.kind", minimal + "transport:\n  kind: quic # <-\n"},
+		{"homa knobs with roce", "transport.homa", minimal + "transport:\n  homa: # <-\n    overcommit: 2\n"},
+		{"tcp knobs with homa", "transport.tcp", minimal + "transport:\n  kind: homa\n  tcp: # <-\n    init_cwnd: 4\n"},
+		{"homa overcommit 9", "transport.homa.overcommit", minimal + "transport:\n  kind: homa\n  homa:\n    overcommit: 9 # <-\n"},
+		{"homa fifo fraction 1", "transport.homa.fifo_grant_fraction", minimal + "transport:\n  kind: homa\n  homa:\n    fifo_grant_fraction: 1 # <-\n"},
+		{"tcp unknown connections", "transport.tcp.connections", minimal + "transport:\n  kind: dctcp\n  tcp:\n    connections: many # <-\n"},
+		{"tcp pool size without pool", "transport.tcp.pool_size", minimal + "transport:\n  kind: tcp\n  tcp:\n    pool_size: 4 # <-\n"},
+		{"tcp g above 1", "transport.tcp.g", minimal + "transport:\n  kind: dctcp\n  tcp:\n    g: 2 # <-\n"},
 		{"unknown preset", "transport.dcqcn.preset", minimal + "transport:\n  dcqcn:\n    preset: fast # <-\n"},
 		{"alpha_g 0", "transport.dcqcn.alpha_g", minimal + "transport:\n  dcqcn:\n    alpha_g: 0 # <-\n"},
 		{"initial_alpha above 1", "transport.dcqcn.initial_alpha", minimal + "transport:\n  dcqcn:\n    initial_alpha: 1.5 # <-\n"},
@@ -289,6 +297,17 @@ func TestValidationErrors(t *testing.T) {
 		{"flow starts at the time limit", "workload.file", topo + "workload:\n  kind: flows\n  file: late.txt # <-\n"},
 		{"flows file empty", "workload.file", topo + "workload:\n  kind: flows\n  file: empty.txt # <-\n"},
 		{"flows file is a directory", "workload.file", topo + "workload:\n  kind: flows\n  file: . # <-\n"},
+		{"messages without size_dist", "workload.size_dist", topo + "workload: # <-\n  kind: messages\n  load: 0.5\n  duration: 1ms\n"},
+		{"messages unknown short name", "workload.size_dist", topo + "workload:\n  kind: messages\n  size_dist: w9 # <-\n  load: 0.5\n  duration: 1ms\n"},
+		{"messages bad cdf", "workload.size_dist", topo + "workload:\n  kind: messages\n  size_dist: badcdf.txt # <-\n  load: 0.5\n  duration: 1ms\n"},
+		{"messages load 0", "workload.load", topo + "workload:\n  kind: messages\n  size_dist: w5\n  load: 0 # <-\n  duration: 1ms\n"},
+		{"messages load above 1", "workload.load", topo + "workload:\n  kind: messages\n  size_dist: w5\n  load: 1.5 # <-\n  duration: 1ms\n"},
+		{"messages no duration", "workload.duration", topo + "workload: # <-\n  kind: messages\n  size_dist: w5\n  load: 0.5\n"},
+		{"messages with sizes", "workload.sizes", topo + "workload:\n  kind: messages\n  size_dist: w5\n  load: 0.5\n  duration: 1ms\n  sizes: {list: [1MB]} # <-\n"},
+		{"messages unknown pattern", "workload.pattern", topo + "workload:\n  kind: messages\n  size_dist: w5\n  load: 0.5\n  duration: 1ms\n  pattern: incast # <-\n"},
+		{"messages log2 with count", "workload.bucket_count", topo + "workload:\n  kind: messages\n  size_dist: w5\n  load: 0.5\n  duration: 1ms\n  buckets: log2\n  bucket_count: 5 # <-\n"},
+		{"messages too many", "workload.duration", topo + "workload:\n  kind: messages\n  size_dist: w1\n  load: 0.9\n  duration: 1s # <-\n"},
+		{"size_dist for a collective", "workload.size_dist", topo + "workload:\n  kind: alltoall\n  size_dist: w5 # <-\n  sizes: {list: [1MB]}\n"},
 		{"incast no senders", "workload.senders", topo + "workload: # <-\n  kind: incast\n  sizes: {list: [1MB]}\n"},
 		{"incast target outside", "workload.target", topo + "workload:\n  kind: incast\n  senders: 4\n  target: 32 # <-\n  sizes: {list: [1MB]}\n"},
 		{"incast too many senders", "workload.senders", topo + "workload:\n  kind: incast\n  senders: 32 # <-\n  sizes: {list: [1MB]}\n"},

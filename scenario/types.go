@@ -190,9 +190,55 @@ type PFC struct {
 
 // Transport selects the host transport.
 type Transport struct {
-	// Kind is roce.
+	// Kind is roce (RoCEv2 with DCQCN), homa (receiver-driven), dctcp or
+	// tcp (window-based, ECN as DCTCP or as plain TCP).
 	Kind  string `yaml:"kind" json:"kind"`
 	DCQCN DCQCN  `yaml:"dcqcn" json:"dcqcn"`
+	Homa  Homa   `yaml:"homa" json:"homa"`
+	TCP   TCP    `yaml:"tcp" json:"tcp"`
+}
+
+// Homa's knobs (transport.kind homa); zero means the default documented
+// in transport/homa. The payload per packet is nic.mtu.
+type Homa struct {
+	// RTTBytes is what a sender sends unscheduled and the receiver keeps
+	// granted per message; 0 = the fabric's bandwidth-delay product
+	// (host link rate × the unloaded round trip of a full packet and a grant
+	// across the spine).
+	RTTBytes units.Size `yaml:"rtt_bytes" json:"rtt_bytes,omitempty"`
+	// Overcommit is how many messages a receiver grants to at once; 0 = one
+	// per scheduled priority level.
+	Overcommit int `yaml:"overcommit" json:"overcommit,omitempty"`
+	// UnscheduledPriorities of the 8 levels go to unscheduled packets; 0 =
+	// from the workload's size distribution (the paper's rule), 1 without one.
+	UnscheduledPriorities int `yaml:"unscheduled_priorities" json:"unscheduled_priorities,omitempty"`
+	// ResendTimeout: a receiver missing expected data asks for it again (and
+	// a sender with nothing heard probes) after this long; 0 = 1ms.
+	ResendTimeout units.Duration `yaml:"resend_timeout" json:"resend_timeout,omitempty"`
+	// MaxResends: a message is abandoned after this many timeouts in a row;
+	// 0 = 5.
+	MaxResends int `yaml:"max_resends" json:"max_resends,omitempty"`
+	// FIFOGrantFraction of grants go to the oldest message instead of the
+	// shortest (the paper's guard against starvation); 0 = off.
+	FIFOGrantFraction float64 `yaml:"fifo_grant_fraction" json:"fifo_grant_fraction,omitempty"`
+}
+
+// TCP's knobs (transport.kind dctcp or tcp); zero means the default
+// documented in transport/tcp. The payload per segment is nic.mtu.
+type TCP struct {
+	// InitCwnd is the initial window in segments (0 = 10).
+	InitCwnd int `yaml:"init_cwnd" json:"init_cwnd,omitempty"`
+	// G is DCTCP's gain (0 = 1/16).
+	G float64 `yaml:"g" json:"g,omitempty"`
+	// MinRTO is the retransmission timeout's floor (0 = 10ms).
+	MinRTO units.Duration `yaml:"min_rto" json:"min_rto,omitempty"`
+	// AckEvery: the receiver acknowledges every n-th segment (0 = 1).
+	AckEvery int `yaml:"ack_every" json:"ack_every,omitempty"`
+	// Connections is the reuse policy: pair (one connection per host
+	// pair, messages queue behind each other — head-of-line blocking) or
+	// pool (PoolSize connections per pair, messages assigned round-robin).
+	Connections string `yaml:"connections" json:"connections,omitempty"`
+	PoolSize    int    `yaml:"pool_size" json:"pool_size,omitempty"`
 }
 
 // DCQCN names a preset and optional per-knob overrides (nil = preset value).
@@ -262,10 +308,23 @@ type Workload struct {
 	// placement is shifted by it, a permutation or uniform job uses hosts
 	// HostOffset … HostOffset+ranks−1.
 	HostOffset int `yaml:"host_offset" json:"host_offset,omitempty"`
-	// Load (kind uniform) is the offered load of every host as a fraction
-	// of its link rate (Poisson arrivals), for Duration.
+	// Load (kinds uniform and messages) is the offered load of every host
+	// as a fraction of its link rate (Poisson arrivals), for Duration.
+	// For messages it counts wire bytes (payload and per-packet overhead).
 	Load     float64        `yaml:"load" json:"load,omitempty"`
 	Duration units.Duration `yaml:"duration" json:"duration,omitempty"`
+	// SizeDist (kind messages) draws message sizes: a short name (w1…w5,
+	// websearch, hadoop, …) or a CDF file path relative to the scenario.
+	SizeDist string `yaml:"size_dist" json:"size_dist,omitempty"`
+	// Pattern (kind messages) picks destinations: uniform (any other host,
+	// the default) or permutation (a fixed random one per host).
+	Pattern string `yaml:"pattern" json:"pattern,omitempty"`
+	// Buckets (kind messages) groups messages by size for the slowdown
+	// table: equal-count (BucketCount buckets holding as many messages
+	// each, the Homa paper's x axis; the default, 10) or log2 (powers of
+	// two).
+	Buckets     string `yaml:"buckets" json:"buckets,omitempty"`
+	BucketCount int    `yaml:"bucket_count" json:"bucket_count,omitempty"`
 }
 
 // JobSpec is one entry of jobs: a workload with a name and a start offset.

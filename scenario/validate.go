@@ -28,11 +28,11 @@ var (
 		"rail":       {"rail", "spine"},
 	}
 	forwardingKinds = []string{"ecmp", "spray-random", "spray-rr", "flowlet", "adaptive", "adaptive-flowlet", "d-mod-k"}
-	transportKinds  = []string{"roce"}
+	transportKinds  = []string{"roce", "homa", "dctcp", "tcp"}
 	// workloadKinds: the collectives of the workload catalogue, then the
 	// traffic patterns. The algorithms of each collective come from
 	// workload.Algorithms; patterns have none to choose.
-	workloadKinds = append(workload.Collectives(), "permutation", "incast", "flows", "uniform")
+	workloadKinds = append(workload.Collectives(), "permutation", "incast", "flows", "uniform", "messages")
 )
 
 // isCollective reports whether kind is compiled by workload.Build.
@@ -137,6 +137,7 @@ type checker struct {
 	locs     []map[string]loc // searched in order, for the key then its parents
 	fallback loc
 	err      *Error
+	spec     *Scenario // the variant being checked
 }
 
 // at finds where key was written: the key itself, else the closest parent
@@ -185,6 +186,7 @@ func oneOf(s string, list []string) bool {
 func choices(list []string) string { return strings.Join(list, ", ") }
 
 func (c *checker) check(s *Scenario) error {
+	c.spec = s
 	c.topology(s.Topology)
 	c.nic(s.NIC)
 	c.switches(s.Switch, s.Topology.Kind)
@@ -326,6 +328,7 @@ func (c *checker) transport(t Transport, topo Topology) {
 		c.fail(p+"kind", "unknown transport %q; use one of: %s", t.Kind, choices(transportKinds))
 		return
 	}
+	c.transportKnobs(t)
 	const d = p + "dcqcn."
 	if _, err := roce.Preset(t.DCQCN.Preset); err != nil {
 		c.fail(d+"preset", "unknown preset %q; use one of: %s", t.DCQCN.Preset, choices(roce.PresetNames()))
@@ -439,24 +442,32 @@ func (c *checker) workloadAt(p string, w Workload, t Topology, limit units.Durat
 		c.placementAt(p, w, t, ranks)
 	} else {
 		c.need(w.Root == 0, p+"root", "is only read by rooted collectives; remove it")
-		if (w.Kind == "permutation" || w.Kind == "uniform") && w.Placement == "list" {
+		if (w.Kind == "permutation" || w.Kind == "uniform" || w.Kind == "messages") && w.Placement == "list" {
 			c.placementAt(p, w, t, ranks) // the hosts it uses, in rank order
 		} else {
 			c.need(w.Placement == "" && len(w.PlacementHosts) == 0 && w.RanksPerServer == 0, p+"placement",
-				"%s addresses hosts directly; placement, placement_hosts and ranks_per_server are for collectives (permutation and uniform take placement: list)", w.Kind)
+				"%s addresses hosts directly; placement, placement_hosts and ranks_per_server are for collectives (permutation, uniform and messages take placement: list)", w.Kind)
 		}
 		c.need(w.QPs == 1 && w.MessageSize == 0 && w.Iterations == 1 && w.Warmup == 0, p+"kind",
 			"%s takes no qps, message_size, iterations or warmup (collectives only)", w.Kind)
 	}
-	if w.Kind != "uniform" {
-		c.need(w.Load == 0 && w.Duration == 0, p+"load", "load and duration are only read by kind uniform; remove them")
+	if w.Kind != "uniform" && w.Kind != "messages" {
+		c.need(w.Load == 0 && w.Duration == 0, p+"load", "load and duration are only read by kinds uniform and messages; remove them")
+	}
+	if w.Kind != "messages" {
+		c.need(w.SizeDist == "" && w.Pattern == "" && w.Buckets == "" && w.BucketCount == 0, p+"size_dist",
+			"size_dist, pattern, buckets and bucket_count are only read by kind messages; remove them")
 	}
 	switch w.Kind {
-	case "permutation", "uniform":
+	case "permutation", "uniform", "messages":
 		c.need(ranks >= 2, p+"ranks", "%s needs at least 2 hosts, got %d", w.Kind, ranks)
 		c.need(w.Placement == "list" || w.HostOffset+ranks <= hosts, p+"ranks", "%d hosts from host_offset %d do not fit the topology's %d hosts", ranks, w.HostOffset, hosts)
 		if w.Kind == "uniform" {
 			c.uniform(p, w, t, ranks, limit)
+		}
+		if w.Kind == "messages" {
+			c.messages(p, w, c.spec, ranks, limit)
+			return
 		}
 	case "incast", "flows":
 		c.need(w.HostOffset == 0, p+"host_offset", "%s addresses hosts directly (target, senders, the file); host_offset is not read", w.Kind)
@@ -650,12 +661,12 @@ func (c *checker) jobs(s *Scenario) {
 		if c.err != nil {
 			return
 		}
-		if j.Kind != "flows" {
+		if j.Kind != "flows" && j.Kind != "messages" {
 			c.need(len(SweepSizes(j.Sizes)) == 1, p+"sizes", "a job runs at one data size (the rows are the sizes of workload), got %d; write sizes: {list: [SIZE]}", len(SweepSizes(j.Sizes)))
 		}
 		c.need(j.Start >= 0, p+"start", "must not be negative, got %v", j.Start)
 		c.need(j.Start < s.Sim.TimeLimit, p+"start", "%v is not before sim.time_limit %v, so the job would never run", j.Start, s.Sim.TimeLimit)
-		if j.Kind == "uniform" {
+		if j.Kind == "uniform" || j.Kind == "messages" {
 			c.need(j.Start+j.Duration <= s.Sim.TimeLimit, p+"duration", "start %v + duration %v ends after sim.time_limit %v, so the job could never finish",
 				j.Start, j.Duration, s.Sim.TimeLimit)
 		}

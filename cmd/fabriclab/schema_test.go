@@ -20,22 +20,27 @@ var update = flag.Bool("update", false, "rewrite testdata/json-schema.golden")
 // golden file. Adding a field means updating the golden file (go test
 // ./cmd/fabriclab -run Schema -update) and the README; renaming or removing
 // one breaks scripts and must not happen.
+// The schema is the union over two runs: schema.yaml (collectives, jobs,
+// sweeps) and schema-messages.yaml (a message workload's slowdown buckets
+// and load).
 func TestJSONSchemaIsStable(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "out.json")
-	a := newApp(&bytes.Buffer{}, &bytes.Buffer{})
-	if code := a.execute(context.Background(), []string{"run", "testdata/schema.yaml", "-q", "--json", out}); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
 	paths := map[string]bool{}
-	schema(v, "", paths)
+	for _, file := range []string{"testdata/schema.yaml", "testdata/schema-messages.yaml"} {
+		out := filepath.Join(t.TempDir(), "out.json")
+		a := newApp(&bytes.Buffer{}, &bytes.Buffer{})
+		if code := a.execute(context.Background(), []string{"run", file, "-q", "--json", out}); code != 0 {
+			t.Fatalf("%s: exit %d", file, code)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		schema(v, "", paths)
+	}
 	var lines []string
 	for p := range paths {
 		lines = append(lines, p)

@@ -138,6 +138,8 @@ func build(ss []series) ([]Chart, error) {
 	add(fctCurve(ss))
 	add(fctCDF(ss))
 	add(rankDone(ss))
+	add(slowdownChart(ss, "slowdown-p99", "99th-percentile slowdown (FCT / FCT alone) vs message size", func(p metrics.Percentiles) float64 { return p.P99 }))
+	add(slowdownChart(ss, "slowdown-p50", "Median slowdown (FCT / FCT alone) vs message size", func(p metrics.Percentiles) float64 { return p.P50 }))
 	cs = append(cs, heatmaps(ss)...)
 	add(counterBars(ss))
 	cs = append(cs, tierBars(ss)...)
@@ -692,4 +694,42 @@ func writeHTML(w io.Writer, srcs []Source, cs []Chart) error {
 	b.WriteString("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// slowdownChart: the slowdown percentile q (p50, p99) of each size bucket
+// against the bucket's largest message size, one line per variant (the
+// Homa paper's figure), log-log.
+func slowdownChart(ss []series, name, title string, q func(metrics.Percentiles) float64) Chart {
+	// A short y label: gonum pads the plot for a rotated label's full
+	// length, so a long one squeezes the data area.
+	p := newPlot(title, "message size (bytes, largest of the bucket)", "slowdown")
+	p.X.Scale = plot.LogScale{}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	n := 0
+	var sizes []float64
+	top := 1.0
+	for i, s := range ss {
+		r := largest(s)
+		if r == nil || len(r.SlowdownBySize) == 0 {
+			continue
+		}
+		var xys plotter.XYs
+		for _, b := range r.SlowdownBySize {
+			y := math.Max(q(b.Slowdown), 1)
+			top = math.Max(top, y)
+			xys = append(xys, plotter.XY{X: float64(max(b.HiBytes, 1)), Y: y})
+			sizes = append(sizes, float64(max(b.HiBytes, 1)))
+		}
+		if err := addLine(p, i, s.name, xys, true); err != nil {
+			return skip(name, title, err.Error())
+		}
+		n++
+	}
+	if n == 0 {
+		return skip(name, title, "No message-size buckets in these results (workload kinds messages, uniform and flows have them).")
+	}
+	p.X.Tick.Marker = Log2Ticks{Sizes: sizes}
+	p.Y.Min, p.Y.Max = 1, math.Pow(10, math.Ceil(math.Log10(top*1.05)+0.01))
+	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
 }

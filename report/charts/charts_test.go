@@ -23,6 +23,11 @@ func synthetic() report.Output {
 				RankDoneS:  []float64{1e-3, 2e-3, 1.5e-3, 1.2e-3},
 				FCTCurveS:  []float64{1e-4, 2e-4, 5e-4, 9e-4},
 				RankBWGBps: [][]float64{{0, 10, 20, 30}, {5, 0, 15, 25}, {1, 2, 0, 3}, {40, 30, 20, 0}},
+				SlowdownBySize: []metrics.SizeBucket{
+					{LoBytes: 100, HiBytes: 1442, Slowdown: metrics.Percentiles{Count: 10, P50: 1.1, P99: 1.5 + float64(v*20)}},
+					{LoBytes: 2000, HiBytes: 64000, Slowdown: metrics.Percentiles{Count: 10, P50: 1.3, P99: 3 + float64(v*10)}},
+					{LoBytes: 70000, HiBytes: 3 << 20, Slowdown: metrics.Percentiles{Count: 10, P50: 2, P99: 20}},
+				},
 				Ports: []metrics.PortCounters{
 					{Node: "leaf0", Peer: "spine0", Tier: "leaf", Counters: metrics.Counters{PFCPausesSent: 3, ECNMarks: 40}},
 					{Node: "spine0", Peer: "leaf1", Tier: "spine", Counters: metrics.Counters{PFCPausesSent: 1, ECNMarks: 9}},
@@ -44,9 +49,9 @@ func TestReportAllCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := b.String()
-	// busbw, ideal, cct, fct-curve, fct-cdf, rank-done, 2 heatmaps,
-	// counters, tier-pfc, tier-ecn.
-	const want = 11
+	// busbw, ideal, cct, fct-curve, fct-cdf, rank-done, slowdown p99 and
+	// p50, 2 heatmaps, counters, tier-pfc, tier-ecn.
+	const want = 13
 	svgs := svgRe.FindAllString(h, -1)
 	if len(svgs) != want {
 		t.Fatalf("%d <svg> elements, want %d", len(svgs), want)
@@ -84,7 +89,7 @@ func TestReportSkipsMissing(t *testing.T) {
 	for i := range o.Variants {
 		for j := range o.Variants[i].Results {
 			r := &o.Variants[i].Results[j]
-			r.Ports, r.RankBWGBps, r.RankDoneS, r.FCTCurveS = nil, nil, nil, nil
+			r.Ports, r.RankBWGBps, r.RankDoneS, r.FCTCurveS, r.SlowdownBySize = nil, nil, nil, nil, nil
 		}
 	}
 	var b bytes.Buffer
@@ -95,7 +100,7 @@ func TestReportSkipsMissing(t *testing.T) {
 	if n := len(svgRe.FindAllString(h, -1)); n != 4 {
 		t.Errorf("%d charts, want 4", n)
 	}
-	for _, s := range []string{"set sim.port_counters: true", "sim.record_flows", "run 2: spray", "not available"} {
+	for _, s := range []string{"set sim.port_counters: true", "sim.record_flows", "run 2: spray", "not available", "No message-size buckets"} {
 		if !strings.Contains(h, s) {
 			t.Errorf("report lacks %q", s)
 		}

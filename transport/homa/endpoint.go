@@ -113,6 +113,7 @@ type Stats struct {
 	DataSent, Retransmits         uint64 // DATA packets, and how many were RESEND answers
 	Grants, Resends, Busies       uint64 // control packets sent
 	Probes, Acks                  uint64
+	Timeouts                      uint64 // timer expiries that sent a RESEND or a PROBE
 	FIFOGrants                    uint64 // grants of the starvation guard (also in Grants)
 	Delivered, Acked, Abandoned   uint64
 	DuplicateData, UnknownControl uint64 // DATA for bytes already held; control for a forgotten message
@@ -127,6 +128,7 @@ type Stats struct {
 //	ep.Advance(now)              // run the timers due by now
 //	ep.NextPacket(now)           // the uplink is idle: what goes next?
 //	ep.HasPacket()               // is there anything to send?
+//	ep.NextPrio()                // at which level (to respect a PFC pause)?
 //	ep.NextDeadline()            // schedule ONE wake-up at this time, then Advance
 //	ep.TakeEvents(buf)           // Delivered / Acked / Abandoned since last time
 //
@@ -334,6 +336,38 @@ func (e *Endpoint) HasPacket() bool {
 	return false
 }
 
+// srptHead is the outbound message whose packet goes next: the sendable
+// one with the fewest untransmitted bytes (nil if none).
+func (e *Endpoint) srptHead() *outMsg {
+	var best *outMsg
+	for _, o := range e.out {
+		if !o.sendable() {
+			continue
+		}
+		if best == nil || o.length-o.next < best.length-best.next {
+			best = o // e.out is in submission order: ties keep the earlier
+		}
+	}
+	return best
+}
+
+// NextPrio is the priority level of the packet NextPacket would return now,
+// without taking it (false if there is none). A NIC whose link has that
+// level paused (PFC) leaves the packet where it is.
+func (e *Endpoint) NextPrio() (uint8, bool) {
+	if e.ctrlHead < len(e.ctrl) {
+		return e.ctrl[e.ctrlHead].Prio, true
+	}
+	o := e.srptHead()
+	if o == nil {
+		return 0, false
+	}
+	if len(o.rtx) > 0 {
+		return o.rtx[0].prio, true
+	}
+	return e.dataPrio(o, o.next), true
+}
+
 // NextPacket returns the packet to put on the wire now, if any: the oldest
 // waiting control packet, else the next DATA packet of the outbound message
 // with the fewest untransmitted bytes.
@@ -347,19 +381,10 @@ func (e *Endpoint) NextPacket(now sim.Time) (Packet, bool) {
 		}
 		return pk, true
 	}
-	var best *outMsg
-	for _, o := range e.out {
-		if !o.sendable() {
-			continue
-		}
-		if best == nil || o.length-o.next < best.length-best.next {
-			best = o // e.out is in submission order: ties keep the earlier
-		}
-	}
-	if best == nil {
+	o := e.srptHead()
+	if o == nil {
 		return Packet{}, false
 	}
-	o := best
 	pk := Packet{Kind: Data, Src: e.host, Dst: o.dst, ID: o.id, Length: o.length}
 	if len(o.rtx) > 0 {
 		s := &o.rtx[0]
@@ -640,7 +665,7 @@ func (e *Endpoint) schedule() {
 				continue
 			}
 			granted += target - m.granted
-			m.granted = target
+			m.grant(target, e.last)
 			g := e.control(Grant, m.src, m.id)
 			g.Offset, g.GrantPrio = m.granted, m.prio
 			again = again || m.granted >= m.length
@@ -672,7 +697,7 @@ func (e *Endpoint) fifoGrants(srpt units.Size, p int64, act []*inMsg) {
 			return
 		}
 		e.fifoCredit -= price
-		old.granted = min(old.length, old.granted+e.p.MTU)
+		old.grant(min(old.length, old.granted+e.p.MTU), e.last)
 		g := e.control(Grant, old.src, old.id)
 		g.Offset, g.GrantPrio = old.granted, 0
 		e.stats.FIFOGrants++
@@ -690,6 +715,17 @@ func contains(s []*inMsg, m *inMsg) bool {
 
 // expecting reports whether m waits for bytes it has authorized.
 func (m *inMsg) expecting() bool { return m.received < min(m.granted, m.length) }
+
+// grant raises m's granted offset to g at now. A message that expected
+// nothing until now (it waited outside the active set) starts its resend
+// timer at the grant: measured from its last packet, which may be long ago,
+// it would time out before the granted bytes could arrive.
+func (m *inMsg) grant(g units.Size, now sim.Time) {
+	if !m.expecting() {
+		m.quiet = now
+	}
+	m.granted = g
+}
 
 // waiting reports whether o has sent all it may and waits to hear back.
 func (o *outMsg) waiting() bool { return !o.sendable() }
@@ -731,6 +767,7 @@ func (e *Endpoint) Advance(now sim.Time) {
 		}
 		m.timeouts++
 		m.quiet = now
+		e.stats.Timeouts++
 		off, end := e.firstMissing(m)
 		e.resend(m, off, end)
 	}
@@ -748,6 +785,7 @@ func (e *Endpoint) Advance(now sim.Time) {
 		}
 		o.timeouts++
 		o.quiet = now
+		e.stats.Timeouts++
 		pr := e.control(Probe, o.dst, o.id)
 		pr.Length, pr.Offset = o.length, o.next
 	}

@@ -80,6 +80,12 @@ type Params struct {
 	// 10 ms, InitRTO 10 ms (RFC 6298's 1 s would stall every first-packet
 	// loss of a short simulation for a second), MaxRTO 1 s.
 	MinRTO, InitRTO, MaxRTO units.Duration
+
+	// NoECN makes the connection not ECN-capable (plain loss-based TCP, as
+	// without RFC 3168 negotiation): ECN echoes are ignored and only losses
+	// cut the window. The fabric marks every data packet alike, so this is
+	// how a drop-tail TCP baseline runs on a marking fabric. Default false.
+	NoECN bool
 }
 
 // DefaultParams returns DCTCP with the values documented on Params.
@@ -136,6 +142,9 @@ type Segment struct {
 	CE bool
 	// Retransmit marks a segment sent again (for counters only).
 	Retransmit bool
+	// Msg is the id (as submitted) of the message holding the segment's
+	// first byte (for per-message diagnostics; the receiver does not need it).
+	Msg uint64
 }
 
 // Ack is an acknowledgement: the header fields the network must carry.

@@ -121,11 +121,14 @@ func (r *Receiver) OnSegment(now sim.Time, seg Segment, dst []Ack) []Ack {
 		return r.ack(dst) // duplicate ACK: signals the hole
 	}
 	r.next = to
-	filled := false
-	for len(r.ooo) > 0 && r.ooo[0].from <= r.next {
-		r.next = max(r.next, r.ooo[0].to)
-		r.ooo = r.ooo[1:]
-		filled = true
+	k := 0
+	for k < len(r.ooo) && r.ooo[k].from <= r.next {
+		r.next = max(r.next, r.ooo[k].to)
+		k++
+	}
+	filled := k > 0
+	if filled { // shift down, keeping the capacity (no allocation later)
+		r.ooo = r.ooo[:copy(r.ooo, r.ooo[k:])]
 	}
 	r.deliver(now)
 	if r.pending == 0 {
@@ -167,6 +170,9 @@ func (r *Receiver) deliver(now sim.Time) {
 	}
 	if r.head == len(r.msgs) {
 		r.msgs, r.head = r.msgs[:0], 0
+	} else if r.head >= 64 && 2*r.head >= len(r.msgs) {
+		r.msgs = r.msgs[:copy(r.msgs, r.msgs[r.head:])]
+		r.head = 0
 	}
 }
 

@@ -87,6 +87,7 @@ type Sender struct {
 
 	msgs   []framed // submitted messages not yet fully acked, in stream order
 	head   int
+	cur    int // index in msgs of the message holding the last segment sent
 	acked  []Done
 	Counts Counts
 }
@@ -207,6 +208,7 @@ func (s *Sender) NextSegment(now sim.Time) (Segment, bool) {
 		return Segment{}, false
 	}
 	seg.SentAt = now
+	seg.Msg = s.msgAt(seg.Seq)
 	s.Counts.Segments++
 	if seg.Retransmit {
 		s.Counts.Retransmits++
@@ -248,6 +250,9 @@ func (s *Sender) Advance(now sim.Time) {
 func (s *Sender) OnAck(now sim.Time, a Ack) {
 	now = s.clock(now)
 	s.Counts.Acks++
+	if s.p.NoECN {
+		a.ECE = false
+	}
 	if a.ECE {
 		s.Counts.ECEAcks++
 	}
@@ -341,13 +346,35 @@ func (s *Sender) grow(newly units.Size) {
 	}
 }
 
+// msgAt is the id of the message holding stream byte seq (seq is never
+// below una, so the message is at or after head). The cursor moves forward
+// with new data and back for a retransmission: amortised O(1).
+func (s *Sender) msgAt(seq units.Size) uint64 {
+	c := min(max(s.cur, s.head), len(s.msgs)-1)
+	for c < len(s.msgs)-1 && s.msgs[c].end <= seq {
+		c++
+	}
+	for c > s.head && s.msgs[c-1].end > seq {
+		c--
+	}
+	s.cur = c
+	return s.msgs[c].id
+}
+
 func (s *Sender) ackMessages(now sim.Time) {
 	for s.head < len(s.msgs) && s.msgs[s.head].end <= s.una {
 		s.acked = append(s.acked, Done{ID: s.msgs[s.head].id, At: now})
 		s.head++
 	}
 	if s.head == len(s.msgs) {
-		s.msgs, s.head = s.msgs[:0], 0
+		s.msgs, s.head, s.cur = s.msgs[:0], 0, 0
+	} else if s.head >= 64 && 2*s.head >= len(s.msgs) {
+		// A connection that never drains: drop the acknowledged prefix so
+		// the list stays bounded by what is outstanding.
+		n := copy(s.msgs, s.msgs[s.head:])
+		s.msgs = s.msgs[:n]
+		s.cur = max(s.cur-s.head, 0)
+		s.head = 0
 	}
 }
 

@@ -371,3 +371,61 @@ func TestValidateNamesTheField(t *testing.T) {
 		t.Fatal("G = 0 accepted")
 	}
 }
+
+// Every segment names the message holding its first byte, retransmissions
+// included (the fabric's per-message diagnostics rely on it). Messages of
+// 1500, 500 and 3000 B with MSS 1000: segments start at 0, 1000 (message
+// 1), 2000, 3000, 4000 (message 3; message 2 is [1500, 2000)).
+func TestSegmentsCarryTheMessageOfTheirFirstByte(t *testing.T) {
+	s := NewSender(params(DCTCP))
+	s.Submit(0, 1, 1500)
+	s.Submit(0, 2, 500)
+	s.Submit(0, 3, 3000)
+	var got []uint64
+	for _, seg := range flight(s, 0) {
+		got = append(got, seg.Msg)
+	}
+	if !reflect.DeepEqual(got, []uint64{1, 1, 3, 3, 3}) {
+		t.Fatalf("messages %v", got)
+	}
+	s.OnAck(1, Ack{Ack: 1000, Echo: 1})
+	s.Advance(s.NextDeadline()) // go-back-N from 1000
+	if seg, _ := s.NextSegment(s.NextDeadline()); seg.Seq != 1000 || seg.Msg != 1 || !seg.Retransmit {
+		t.Fatalf("resend %+v", seg)
+	}
+}
+
+// A connection that always has messages outstanding keeps its message
+// list bounded by what is unacknowledged, and still labels segments right.
+func TestLongLivedConnectionKeepsItsMessageListBounded(t *testing.T) {
+	s := NewSender(params(DCTCP))
+	r := NewReceiver(1, 0)
+	var acks []Ack
+	for i := range 10_000 {
+		s.Submit(sim.Time(i), uint64(i), 500)
+		r.Expect(uint64(i), 500)
+		seg, ok := s.NextSegment(sim.Time(i))
+		if !ok || seg.Msg != uint64(i) {
+			t.Fatalf("message %d: segment %+v", i, seg)
+		}
+		acks = r.OnSegment(sim.Time(i), seg, acks[:0])
+		s.OnAck(sim.Time(i), acks[0])
+		s.Submit(sim.Time(i), 1<<40, 0) // zero-length: ignored
+	}
+	if len(s.msgs) > 130 || len(r.msgs) > 130 || len(r.TakeDelivered(nil)) != 10_000 {
+		t.Fatalf("message lists %d and %d long", len(s.msgs), len(r.msgs))
+	}
+}
+
+// NoECN is TCP that did not negotiate ECN: echoes change nothing.
+func TestNoECNIgnoresEchoes(t *testing.T) {
+	p := params(Reno)
+	p.NoECN = true
+	s := NewSender(p)
+	s.Submit(0, 1, 1<<30)
+	round(t, s, 0, all)
+	round(t, s, ms, all)
+	if s.Cwnd() != 40000 || s.Counts.ECNCuts != 0 {
+		t.Fatalf("cwnd %d, cuts %d", s.Cwnd(), s.Counts.ECNCuts)
+	}
+}

@@ -1,0 +1,109 @@
+package lab
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"fabriclab/metrics"
+	"fabriclab/scenario"
+	"fabriclab/units"
+)
+
+// TestReproduction4HomaVersusDCTCP reproduces DESIGN.md's reproduction 4
+// (Homa, SIGCOMM 2018) scaled down to fit CI: the paper's setting of
+// examples/homa-w5.yaml (10G hosts, 40G spines, 16 hosts per rack, W5 at
+// 80% load, uniform destinations) on 2 racks for 80 ms of arrivals. Homa's
+// p99 slowdown of the shortest messages (the first of ten equal-count
+// buckets) must be at most 3, and at least 5× lower than DCTCP's, with one
+// connection per host pair and with a pool of 8; RoCE/DCQCN is logged.
+func TestReproduction4HomaVersusDCTCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("packet simulation of four transports")
+	}
+	f, err := scenario.LoadSets("../examples/homa-w5.yaml", []string{"topology.hosts=32", "workload.duration=80ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := map[string]float64{}
+	for _, job := range f.Jobs() {
+		r, err := Run(context.Background(), job, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Complete || !r.Conservation.OK || r.Load == nil || len(r.SlowdownBySize) < 5 {
+			t.Fatalf("%s: complete %v, conservation %v, %d buckets", job.Variant, r.Complete, r.Conservation.OK, len(r.SlowdownBySize))
+		}
+		b := r.SlowdownBySize
+		short[job.Variant] = b[0].Slowdown.P99
+		t.Logf("%-11s %d messages, offered %.2f of the link; p99 slowdown shortest (%d–%d B, %d msgs) %.2f, largest (%d–%d B) %.2f",
+			job.Variant, r.Load.Messages, r.Load.OfferedLoad, b[0].LoBytes, b[0].HiBytes, b[0].Slowdown.Count, b[0].Slowdown.P99,
+			b[len(b)-1].LoBytes, b[len(b)-1].HiBytes, b[len(b)-1].Slowdown.P99)
+	}
+	homa := short["homa"]
+	if homa > 3 {
+		t.Errorf("Homa's p99 slowdown of the shortest messages is %.2f, want ≤ 3", homa)
+	}
+	for _, v := range []string{"dctcp", "dctcp-pool8"} {
+		if short[v] < 5*homa {
+			t.Errorf("%s's p99 slowdown of the shortest messages is %.2f, want ≥ 5× Homa's %.2f", v, short[v], homa)
+		}
+	}
+}
+
+// Message workloads are deterministic under every transport: same seed,
+// same events and same per-message times; another seed differs.
+func TestMessagesDeterministicEveryTransport(t *testing.T) {
+	for vi, kind := range []string{"homa", "dctcp", "dctcp-pool8", "roce-dcqcn"} {
+		res := func(seed string) (uint64, float64, []metrics.FlowRecord) {
+			f, err := scenario.LoadSets("../examples/homa-w5.yaml", []string{"topology.hosts=32", "workload.duration=3ms",
+				"sim.record_flows=true", "seed=" + seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := f.Jobs()[vi]
+			if job.Variant != kind {
+				t.Fatalf("job %d is %s", vi, job.Variant)
+			}
+			r, err := Run(context.Background(), job, nil)
+			if err != nil || !r.Complete {
+				t.Fatalf("%s: %v complete %v", kind, err, r.Complete)
+			}
+			return r.Events, r.CCTS, r.Records
+		}
+		e1, c1, r1 := res("5")
+		e2, c2, r2 := res("5")
+		e3, _, r3 := res("6")
+		if e1 != e2 || c1 != c2 || !reflect.DeepEqual(r1, r2) {
+			t.Errorf("%s: two runs with seed 5 differ (%d vs %d events)", kind, e1, e2)
+		}
+		if e1 == e3 && reflect.DeepEqual(r1, r3) {
+			t.Errorf("%s: seeds 5 and 6 gave the same run", kind)
+		}
+	}
+}
+
+// Every transport runs collectives too: a ring all-reduce and a direct
+// all-to-all of 4 MiB on a non-blocking 8×400G fabric complete with bytes
+// conserved, no drops with PFC, and at least 40% of their ideal time (a
+// stall — a timeout, a lost grant — would leave them far below: at 400G a
+// 4 MiB ring's steps are a few RTTs long, and window-based transports
+// spend them in slow start; measured 50–76%).
+func TestEveryTransportRunsCollectives(t *testing.T) {
+	for _, kind := range []string{"roce", "homa", "dctcp", "tcp"} {
+		for _, coll := range []string{"allreduce", "alltoall"} {
+			s := leafSpine(8, 4, 2)
+			s.Transport.Kind = kind
+			s.NIC.MTU, s.NIC.Overhead = 1442, 78
+			s.Workload = scenario.Workload{Kind: coll, Algorithm: map[string]string{"allreduce": "ring", "alltoall": "direct"}[coll], QPs: 1, Iterations: 1}
+			r := run(t, s, 4*units.MiB)
+			t.Logf("%-6s %-9s %.1f%% of ideal, %d drops, %d retransmits", kind, coll, r.IdealPct, r.Drops, r.Retransmits)
+			if !r.Complete || r.Drops != 0 {
+				t.Errorf("%s %s: complete %v, %d drops", kind, coll, r.Complete, r.Drops)
+			}
+			if r.IdealPct < 40 {
+				t.Errorf("%s %s: %.1f%% of ideal, want ≥ 40%%", kind, coll, r.IdealPct)
+			}
+		}
+	}
+}

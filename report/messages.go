@@ -1,0 +1,80 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"fabriclab/units"
+)
+
+// WriteSlowdownTable writes, for each row of a variant that grouped its
+// messages by size (kind messages, uniform, flows), the slowdown
+// distribution per size bucket, after a line saying what load was offered
+// and carried (kind messages). Without buckets it writes nothing.
+//
+//	# slowdown by message size, 1.0MiB row: w5, 5210 messages; load offered 0.80 of the link (7.7 Gb/s per host), carried 7.6 Gb/s per host, drained 1.2 ms after the window: carried
+//	#        size  count   mean    p50    p99  p99.9     max
+//	#         (B)
+//	   1442–1442    512   1.04   1.01   1.71   2.10    2.10
+func WriteSlowdownTable(w io.Writer, v VariantResult) error {
+	var b strings.Builder
+	for _, r := range sortedResults(v.Results) {
+		if len(r.SlowdownBySize) == 0 {
+			continue
+		}
+		b.WriteString("# slowdown by message size")
+		if len(v.Results) > 1 {
+			fmt.Fprintf(&b, ", %s row", units.Size(r.SizeBytes))
+		}
+		if ld := r.Load; ld != nil {
+			verdict := "carried"
+			if !ld.Carried {
+				verdict = "NOT carried"
+			}
+			fmt.Fprintf(&b, ": %s, %d messages; load offered %.2f of the link (%.2f Gb/s per host), throughput %.2f Gb/s per host, drained %s ms after the %s ms window: %s",
+				ld.SizeDist, ld.Messages, ld.OfferedLoad, ld.OfferedGbps, ld.ThroughputGbps, ms(ld.DrainS), ms(ld.DurationS), verdict)
+		}
+		b.WriteString("\n")
+		rows := [][]string{{"size", "count", "mean", "p50", "p99", "p99.9", "max"}, {"(B)", "", "", "", "", "", ""}}
+		for _, k := range r.SlowdownBySize {
+			sd := k.Slowdown
+			size := fmt.Sprintf("%d–%d", k.LoBytes, k.HiBytes)
+			if k.LoBytes == k.HiBytes {
+				size = fmt.Sprint(k.LoBytes)
+			}
+			rows = append(rows, []string{size, fmt.Sprint(sd.Count), f2(sd.Mean), f2(sd.P50), f2(sd.P99), f2(sd.P999), f2(sd.Max)})
+		}
+		alignRows(&b, rows, 2)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func f2(x float64) string { return fmt.Sprintf("%.2f", x) }
+
+func ms(s float64) string { return fmt.Sprintf("%.2f", s*1e3) }
+
+// alignRows writes rows right-aligned in columns; the first header rows
+// are comments.
+func alignRows(b *strings.Builder, rows [][]string, header int) {
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for c, cell := range row {
+			width[c] = max(width[c], len([]rune(cell)))
+		}
+	}
+	for i, row := range rows {
+		var l strings.Builder
+		if i < header {
+			l.WriteString("#")
+		} else {
+			l.WriteString(" ")
+		}
+		for c, cell := range row {
+			l.WriteString("  " + strings.Repeat(" ", width[c]-len([]rune(cell))) + cell)
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+	}
+}
+

@@ -1,0 +1,158 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"fabriclab/units"
+	"fabriclab/workload"
+)
+
+// WorkloadsEnv names the folder holding the community's size-distribution
+// files (W1–W5, websearch, …) that short names in workload.size_dist
+// stand for.
+const WorkloadsEnv = "FABRICLAB_WORKLOADS"
+
+// workloadDirs are where short names are looked up, in order: $FABRICLAB_WORKLOADS,
+// then a shared/data/workloads folder beside the scenario's project or
+// the current directory's (the layout of fabriclab's own checkout).
+func workloadDirs(scenarioDir string) []string {
+	var dirs []string
+	if d := os.Getenv(WorkloadsEnv); d != "" {
+		dirs = append(dirs, d)
+	}
+	rel := filepath.Join("shared", "data", "workloads")
+	for _, base := range []string{scenarioDir, "."} {
+		for _, up := range []string{"..", filepath.Join("..", ".."), filepath.Join("..", "..", "..")} {
+			dirs = append(dirs, filepath.Join(base, up, rel))
+		}
+	}
+	return dirs
+}
+
+// ResolveSizeDist reads a workload's size_dist: a short name (looked up in
+// $FABRICLAB_WORKLOADS or the shared data folder) or a file path, relative
+// to the scenario's directory dir. Files counted in packets (W5) are
+// turned into bytes with HomaSimulation's 1442-byte payload whatever the
+// NIC's MTU, so that every transport sees the same messages.
+func ResolveSizeDist(name, dir string) (*workload.SizeDist, error) {
+	opts := workload.LoadOptions{}
+	if file := workload.SizeDistFile(name); file != "" {
+		for _, d := range workloadDirs(dir) {
+			if _, err := os.Stat(filepath.Join(d, file)); err == nil {
+				return workload.LoadSizeDistOpts(name, d, opts)
+			}
+		}
+		return nil, fmt.Errorf("%s is the short name of %s, which is not in $%s nor in a shared/data/workloads folder near the scenario; set %s to the folder holding it, or give the file's path",
+			name, file, WorkloadsEnv, WorkloadsEnv)
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%q is neither a short name (%s) nor a file (a relative path is relative to the scenario file)",
+			name, strings.Join(workload.SizeDistNames(), ", "))
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	case st.Size() > maxFlowFile:
+		return nil, fmt.Errorf("%s is larger than %d MiB", name, maxFlowFile>>20)
+	}
+	return workload.LoadSizeDistOpts(path, "", opts)
+}
+
+var (
+	messagePatterns = []string{"uniform", "permutation"}
+	bucketKinds     = []string{"equal-count", "log2"}
+	tcpKinds        = []string{"pair", "pool"}
+)
+
+// maxMessages bounds the messages a messages job may generate.
+const maxMessages = 2_000_000
+
+// messages checks a messages workload: its distribution loads, the load
+// and duration make sense, and the expected message count is bounded.
+func (c *checker) messages(p string, w Workload, s *Scenario, ranks int, limit units.Duration) {
+	c.need(w.Load > 0 && w.Load <= 1, p+"load", "messages needs a load in (0, 1] (fraction of the host link rate, headers included), got %v", w.Load)
+	c.need(w.Duration > 0, p+"duration", "messages needs a duration (> 0) during which messages arrive, got %v", w.Duration)
+	c.need(limit <= 0 || w.Duration <= limit, p+"duration", "%v is beyond sim.time_limit %v", w.Duration, limit)
+	c.need(w.Pattern == "" || oneOf(w.Pattern, messagePatterns), p+"pattern", "unknown pattern %q; use one of: %s", w.Pattern, choices(messagePatterns))
+	c.need(w.Buckets == "" || oneOf(w.Buckets, bucketKinds), p+"buckets", "unknown buckets %q; use one of: %s", w.Buckets, choices(bucketKinds))
+	c.need(w.BucketCount >= 0 && w.BucketCount <= 100, p+"bucket_count", "must be between 1 and 100 (0 = 10), got %d", w.BucketCount)
+	c.need(w.BucketCount == 0 || w.Buckets != "log2", p+"bucket_count", "is read by buckets: equal-count only (log2 buckets are powers of two)")
+	c.need(!userSizes(w.Sizes), p+"sizes", "messages draws its sizes from size_dist; remove sizes")
+	if w.SizeDist == "" {
+		c.fail(p+"size_dist", "messages needs a size_dist: a short name (%s) or a CDF file", strings.Join(workload.SizeDistNames(), ", "))
+	}
+	if c.err != nil {
+		return
+	}
+	d, err := c.f.sizeDist(w.SizeDist)
+	if err != nil {
+		c.fail(p+"size_dist", "%v", err)
+		return
+	}
+	spec := workload.PoissonSpec{Hosts: ranks, Load: w.Load, Rate: s.Topology.HostLink.Rate,
+		Payload: int64(s.NIC.MTU), Header: int64(s.NIC.Overhead), Sizes: d}
+	if n := spec.PoissonRate() * float64(ranks) * w.Duration.Seconds(); n > maxMessages {
+		c.fail(p+"duration", "about %.0f messages at load %v for %v, more than the limit of %d; shorten duration", n, w.Load, w.Duration, maxMessages)
+	}
+}
+
+// userSizes reports whether a file wrote workload.sizes (the default is
+// an empty sweep).
+func userSizes(s Sizes) bool { return len(s.List) > 0 || s.From != 0 || s.To != 0 }
+
+// sizeDist loads a size distribution once per name.
+func (f *File) sizeDist(name string) (*workload.SizeDist, error) {
+	key := name
+	f.flows.mu.Lock()
+	defer f.flows.mu.Unlock()
+	if f.flows.dists == nil {
+		f.flows.dists = map[string]distEntry{}
+	}
+	if e, ok := f.flows.dists[key]; ok {
+		return e.d, e.err
+	}
+	d, err := ResolveSizeDist(name, f.Dir)
+	f.flows.dists[key] = distEntry{d, err}
+	return d, err
+}
+
+type distEntry struct {
+	d   *workload.SizeDist
+	err error
+}
+
+// transportKnobs checks the knobs of the chosen transport and refuses
+// those of another.
+func (c *checker) transportKnobs(t Transport) {
+	h, tc := t.Homa, t.TCP
+	if t.Kind != "homa" {
+		c.need(h == (Homa{}), "transport.homa", "is only read by transport.kind homa (this is %s); remove it", t.Kind)
+	}
+	if t.Kind != "dctcp" && t.Kind != "tcp" {
+		c.need(tc == (TCP{}), "transport.tcp", "is only read by transport.kind dctcp or tcp (this is %s); remove it", t.Kind)
+	}
+	const hp, tp = "transport.homa.", "transport.tcp."
+	c.need(h.RTTBytes >= 0, hp+"rtt_bytes", "must not be negative (0 = the bandwidth-delay product), got %v", h.RTTBytes)
+	c.need(h.Overcommit >= 0 && h.Overcommit <= 8, hp+"overcommit", "must be between 1 and 8 (0 = the scheduled priority levels), got %d", h.Overcommit)
+	c.need(h.UnscheduledPriorities >= 0 && h.UnscheduledPriorities <= 7, hp+"unscheduled_priorities", "must be between 1 and 7 of the 8 levels (0 = from the size distribution), got %d", h.UnscheduledPriorities)
+	c.need(h.ResendTimeout >= 0, hp+"resend_timeout", "must not be negative (0 = 1ms), got %v", h.ResendTimeout)
+	c.need(h.MaxResends >= 0, hp+"max_resends", "must not be negative (0 = 5), got %d", h.MaxResends)
+	c.need(h.FIFOGrantFraction >= 0 && h.FIFOGrantFraction < 1, hp+"fifo_grant_fraction", "must be in [0, 1), got %v", h.FIFOGrantFraction)
+	c.need(tc.InitCwnd >= 0, tp+"init_cwnd", "must not be negative (0 = 10 segments), got %d", tc.InitCwnd)
+	c.need(tc.G >= 0 && tc.G <= 1, tp+"g", "must be in (0, 1] (0 = 1/16), got %v", tc.G)
+	c.need(tc.MinRTO >= 0, tp+"min_rto", "must not be negative (0 = 10ms), got %v", tc.MinRTO)
+	c.need(tc.AckEvery >= 0, tp+"ack_every", "must not be negative (0 = every segment), got %d", tc.AckEvery)
+	c.need(tc.Connections == "" || oneOf(tc.Connections, tcpKinds), tp+"connections", "unknown policy %q; use one of: %s", tc.Connections, choices(tcpKinds))
+	c.need(tc.PoolSize >= 0 && tc.PoolSize <= 1024, tp+"pool_size", "must be between 1 and 1024, got %d", tc.PoolSize)
+	c.need(tc.PoolSize == 0 || tc.Connections == "pool", tp+"pool_size", "is read by connections: pool only")
+}

@@ -1,0 +1,487 @@
+package tcp
+
+// The fabric adapter: Sender and Receiver state machines attached to the
+// hosts of a fabric.Network. This file owns only I/O and timers; every
+// window, ECN and loss decision is the state machines'.
+//
+// Packet mapping (fabric.Packet's generic header fields):
+//
+//	data (fabric.Data, Config.DataPrio): PSN = Seq, Payload = Len,
+//	  Wire = Len + Overhead, Echo = SentAt (the timestamp option),
+//	  Msg = the message holding the first byte, Flags bit flagRetransmit,
+//	  CE set by switches.
+//	ACK (fabric.Ack, Config.AckPrio): PSN = cumulative Ack, Flags bit
+//	  flagECE, Echo = the echoed SentAt, Wire = ControlWire.
+//	SrcQP / DstQP are the connection's index at the sending and at the
+//	  receiving end (swapped on ACKs): they stand in for TCP ports, so ECMP
+//	  hashes every connection as its own 5-tuple.
+//
+// Sending: data is pulled by the host port (fabric.Feeder) when the wire
+// is free, round-robin over the NIC's connections that have a segment the
+// window allows; ACKs go straight into the host port's queue at AckPrio
+// (port.Enqueue, as RoCE's control frames), so they are sent ahead of the
+// next pulled data segment and wait only behind the frame on the wire.
+
+import (
+	"fabriclab/fabric"
+	"fabriclab/metrics"
+	"fabriclab/sim"
+	"fabriclab/units"
+)
+
+// Config holds the transport settings shared by every host.
+type Config struct {
+	// Params is the window logic of every connection; Params.MSS is the
+	// payload per segment. A zero Params means DefaultParams(); otherwise
+	// its zero numeric fields (MSS, InitCwnd, MinCwnd, G, DupAckThreshold,
+	// MinRTO, InitRTO, MaxRTO) take the defaults, while Mode, InitAlpha and
+	// NoECN are used as given.
+	Params Params
+	// Overhead is the wire bytes added to every data segment: headers,
+	// FCS, preamble and inter-frame gap (IPv4 + TCP + Ethernet = 78 B).
+	Overhead int32
+	// ControlWire is the wire size of a pure ACK (default 84 B: a minimum
+	// Ethernet frame plus preamble and IFG).
+	ControlWire int32
+	// AckEvery is the receiver's delayed-ACK count: an ACK every n-th
+	// in-order segment (DCTCP: 1 or 2; default 1).
+	AckEvery int
+	// AckDelay is how long the receiver holds an ACK when AckEvery > 1.
+	AckDelay sim.Time
+	// DataPrio and AckPrio are the switch priorities of data and of ACKs.
+	DataPrio, AckPrio uint8
+}
+
+// DefaultControlWire is the wire size of a pure ACK when Config leaves it 0.
+const DefaultControlWire = 84
+
+// Flag bits in fabric.Packet.Flags.
+const (
+	flagECE        = 1 << 0 // ACK: ECN echo
+	flagRetransmit = 1 << 1 // data: sent before (diagnostics only)
+)
+
+// Transport is the TCP layer of every host of one simulation.
+type Transport struct {
+	cfg  Config
+	net  *fabric.Network
+	NICs []*NIC
+	// OnDelivered is called when the last byte of message msg (and of every
+	// message before it on its connection) reaches the receiver.
+	OnDelivered func(msg int32, now sim.Time)
+	// DeliveredPayload counts payload bytes received in order (progress).
+	DeliveredPayload int64
+
+	// Scratch buffers reused on the per-packet path.
+	acks []Ack
+	done []Done
+}
+
+// New attaches a TCP NIC to every host of net. It panics on Params that
+// cannot work (validate them where they are read).
+func New(net *fabric.Network, cfg Config) *Transport {
+	cfg.Params = withDefaults(cfg.Params)
+	if err := cfg.Params.Validate(); err != nil {
+		panic(err)
+	}
+	if cfg.ControlWire <= 0 {
+		cfg.ControlWire = DefaultControlWire
+	}
+	if cfg.AckEvery < 1 {
+		cfg.AckEvery = 1
+	}
+	t := &Transport{cfg: cfg, net: net, acks: make([]Ack, 0, 4), done: make([]Done, 0, 4)}
+	t.NICs = make([]*NIC, len(net.HostPorts))
+	for h, pt := range net.HostPorts {
+		if pt == nil {
+			continue
+		}
+		nic := &NIC{t: t, host: int32(h), port: pt, name: hostName(h)}
+		t.NICs[h] = nic
+		net.SetHost(h, nic, nic)
+	}
+	return t
+}
+
+func withDefaults(p Params) Params {
+	d := DefaultParams()
+	if p == (Params{}) {
+		return d
+	}
+	if p.MSS == 0 {
+		p.MSS = d.MSS
+	}
+	if p.InitCwnd == 0 {
+		p.InitCwnd = d.InitCwnd
+	}
+	if p.MinCwnd == 0 {
+		p.MinCwnd = d.MinCwnd
+	}
+	if p.G == 0 {
+		p.G = d.G
+	}
+	if p.DupAckThreshold == 0 {
+		p.DupAckThreshold = d.DupAckThreshold
+	}
+	if p.MinRTO == 0 {
+		p.MinRTO = d.MinRTO
+	}
+	if p.InitRTO == 0 {
+		p.InitRTO = d.InitRTO
+	}
+	if p.MaxRTO == 0 {
+		p.MaxRTO = max(d.MaxRTO, p.MinRTO)
+	}
+	return p
+}
+
+// Params returns the connection parameters in use (defaults filled in).
+func (t *Transport) Params() Params { return t.cfg.Params }
+
+func hostName(h int) string { return "host" + itoa(h) }
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b [20]byte
+	n := len(b)
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[n:])
+}
+
+// SetName renames host h's NIC (as ports and counters show it).
+func (t *Transport) SetName(h int, name string) { t.NICs[h].name = name }
+
+// Conn is a handle to one connection (sending side at Src).
+type Conn struct {
+	Src, Dst int32
+	idx      int32 // index in NICs[Src].send
+}
+
+// Connect opens a new connection from src to dst: its own byte stream and
+// its own 5-tuple (ECMP may place connections of one host pair on
+// different paths). Reusing one connection per pair or keeping a pool is
+// the caller's policy.
+func (t *Transport) Connect(src, dst int) Conn {
+	s, d := t.NICs[src], t.NICs[dst]
+	ri := int32(len(d.recv))
+	si := int32(len(s.send))
+	r := &rconn{nic: d, idx: ri, src: int32(src), peer: si, r: NewReceiver(t.cfg.AckEvery, t.cfg.AckDelay), timerAt: NoDeadline}
+	c := &sconn{nic: s, idx: si, dst: int32(dst), peer: ri, s: NewSender(t.cfg.Params), timerAt: NoDeadline}
+	d.recv = append(d.recv, r)
+	s.send = append(s.send, c)
+	return Conn{Src: int32(src), Dst: int32(dst), idx: si}
+}
+
+// Tuple is the 5-tuple fields of c's data packets (source and destination
+// host, and the connection's index at each end standing in for the ports).
+func (t *Transport) Tuple(c Conn) (src, dst, sport, dport int32) {
+	q := t.NICs[c.Src].send[c.idx]
+	return c.Src, c.Dst, q.idx, q.peer
+}
+
+// Post appends message msg of bytes to c's byte stream. Messages of one
+// connection are sent and delivered strictly one after the other
+// (head-of-line blocking). A message of 0 bytes is sent as 1 byte (a
+// length prefix still crosses the network). msg is the caller's id,
+// reported by OnDelivered.
+func (t *Transport) Post(c Conn, msg int32, bytes int64) {
+	q := t.NICs[c.Src].send[c.idx]
+	n := units.Size(max(bytes, 1))
+	id := uint64(uint32(msg))
+	t.NICs[c.Dst].recv[q.peer].r.Expect(id, n)
+	q.s.Submit(t.net.Sched.Now(), id, n)
+	q.nic.activate(q)
+}
+
+// Sender and Receiver expose c's state machines (read-only use: tests,
+// diagnostics, per-connection progress such as Receiver(c).Received()).
+func (t *Transport) Sender(c Conn) *Sender { return t.NICs[c.Src].send[c.idx].s }
+
+// Receiver is c's receiving half (see Sender).
+func (t *Transport) Receiver(c Conn) *Receiver {
+	q := t.NICs[c.Src].send[c.idx]
+	return t.NICs[c.Dst].recv[q.peer].r
+}
+
+// Counters sums every NIC's transport counters: Retransmits (data segments
+// sent again, fast retransmit and go-back-N after an RTO), Timeouts (RTO
+// expiries) and OutOfOrder (segments that arrived beyond a hole). Packets
+// and bytes sent are counted by the host ports (Port.Counters), not here,
+// so that adding both never counts a packet twice.
+func (t *Transport) Counters() metrics.Counters {
+	var c metrics.Counters
+	for _, n := range t.NICs {
+		if n != nil {
+			c.Add(n.C)
+		}
+	}
+	return c
+}
+
+// Stats sums the state machines' own counters over every connection
+// (segments, ACKs, ECN cuts, fast retransmits, marked bytes…).
+func (t *Transport) Stats() (Counts, RecvCounts) {
+	var s Counts
+	var r RecvCounts
+	for _, n := range t.NICs {
+		if n == nil {
+			continue
+		}
+		for _, q := range n.send {
+			c := &q.s.Counts
+			s.Segments += c.Segments
+			s.Retransmits += c.Retransmits
+			s.FastRetransmits += c.FastRetransmits
+			s.RTOs += c.RTOs
+			s.ECNCuts += c.ECNCuts
+			s.ECEAcks += c.ECEAcks
+			s.Acks += c.Acks
+			s.AlphaUpdates += c.AlphaUpdates
+			s.BytesAcked += c.BytesAcked
+			s.BytesMarked += c.BytesMarked
+		}
+		for _, q := range n.recv {
+			c := &q.r.Counts
+			r.Segments += c.Segments
+			r.OutOfOrder += c.OutOfOrder
+			r.Duplicates += c.Duplicates
+			r.CE += c.CE
+			r.Acks += c.Acks
+		}
+	}
+	return s, r
+}
+
+// NIC is one host adapter: the host's port, the sending halves of the
+// connections that start here (served round-robin) and the receiving
+// halves of those that end here.
+type NIC struct {
+	t    *Transport
+	host int32
+	name string
+	port *fabric.Port
+	send []*sconn
+	recv []*rconn
+
+	active ring // connections that may have a segment to send
+	// C holds this NIC's transport counters (see Transport.Counters).
+	C metrics.Counters
+}
+
+// Name implements fabric.Node.
+func (n *NIC) Name() string { return n.name }
+
+// sconn is the sending half of a connection.
+type sconn struct {
+	nic      *NIC
+	idx      int32
+	dst      int32
+	peer     int32 // index of the receiving half at dst
+	s        *Sender
+	inActive bool
+	timerAt  sim.Time // earliest pending timer event, NoDeadline if none
+}
+
+// rconn is the receiving half of a connection.
+type rconn struct {
+	nic     *NIC
+	idx     int32
+	src     int32
+	peer    int32 // index of the sending half at src
+	r       *Receiver
+	timerAt sim.Time
+}
+
+// activate puts q in the round-robin when its window lets it send, and
+// wakes the port.
+func (n *NIC) activate(q *sconn) {
+	if q.inActive || !q.s.HasSegment() {
+		return
+	}
+	q.inActive = true
+	n.active.push(q)
+	n.port.Kick()
+}
+
+// Pull implements fabric.Feeder: the next data segment, round-robin over
+// the connections whose window allows one; nothing while the data class is
+// paused by PFC.
+func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
+	cfg := &n.t.cfg
+	if pt.Paused(cfg.DataPrio) {
+		return nil
+	}
+	for n.active.len() > 0 {
+		q := n.active.pop()
+		seg, ok := q.s.NextSegment(now)
+		if !ok {
+			q.inActive = false
+			continue
+		}
+		if q.s.HasSegment() {
+			n.active.push(q) // to the back: round-robin
+		} else {
+			q.inActive = false
+		}
+		q.arm() // the first segment of a flight starts the RTO timer
+		p := n.t.net.Pool.Get()
+		p.Kind = fabric.Data
+		p.Prio = cfg.DataPrio
+		p.Src, p.Dst = n.host, q.dst
+		p.SrcQP, p.DstQP = q.idx, q.peer
+		p.PSN = int64(seg.Seq)
+		p.Payload = int32(seg.Len)
+		p.Wire = p.Payload + cfg.Overhead
+		p.Msg = int32(uint32(seg.Msg))
+		p.Echo = seg.SentAt
+		p.SentAt = now
+		if seg.Retransmit {
+			p.Flags = flagRetransmit
+			n.C.Retransmits++
+		}
+		return p
+	}
+	return nil
+}
+
+// Receive implements fabric.Node.
+func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
+	now := n.t.net.Sched.Now()
+	switch p.Kind {
+	case fabric.Data:
+		if int(p.DstQP) < len(n.recv) {
+			n.recv[p.DstQP].onData(now, p)
+		}
+	case fabric.Ack:
+		if int(p.DstQP) < len(n.send) {
+			n.send[p.DstQP].onAck(now, p)
+		}
+	}
+	n.t.net.Consume(p)
+}
+
+func (q *sconn) onAck(now sim.Time, p *fabric.Packet) {
+	q.s.OnAck(now, Ack{Ack: units.Size(p.PSN), ECE: p.Flags&flagECE != 0, Echo: p.Echo})
+	q.afterInput()
+}
+
+// afterInput drains the completions the application does not need (the
+// receiver reports delivery), re-arms the timer and wakes the NIC.
+func (q *sconn) afterInput() {
+	t := q.nic.t
+	t.done = q.s.TakeAcked(t.done[:0])
+	q.arm()
+	q.nic.activate(q)
+}
+
+// arm makes sure a timer event is pending at or before the sender's
+// deadline. Only a deadline earlier than the pending event schedules a new
+// one; a later one is picked up when the pending event fires.
+func (q *sconn) arm() {
+	if d := q.s.NextDeadline(); d < q.timerAt {
+		q.timerAt = d
+		q.nic.t.net.Sched.At(d, q, 0)
+	}
+}
+
+// OnEvent implements sim.Handler: the retransmission timer.
+func (q *sconn) OnEvent(now sim.Time, _ uint64) {
+	if now != q.timerAt {
+		return // stale: an earlier event replaced this one
+	}
+	q.timerAt = NoDeadline
+	before := q.s.Counts.RTOs
+	q.s.Advance(now)
+	q.nic.C.Timeouts += int64(q.s.Counts.RTOs - before)
+	q.afterInput()
+}
+
+func (r *rconn) onData(now sim.Time, p *fabric.Packet) {
+	t := r.nic.t
+	before, ooo := r.r.Received(), r.r.Counts.OutOfOrder
+	seg := Segment{Seq: units.Size(p.PSN), Len: units.Size(p.Payload), SentAt: p.Echo, CE: p.CE,
+		Retransmit: p.Flags&flagRetransmit != 0}
+	t.acks = r.r.OnSegment(now, seg, t.acks[:0])
+	r.nic.C.OutOfOrder += int64(r.r.Counts.OutOfOrder - ooo)
+	t.DeliveredPayload += int64(r.r.Received() - before)
+	r.sendAcks()
+	t.done = r.r.TakeDelivered(t.done[:0])
+	for _, d := range t.done {
+		if t.OnDelivered != nil {
+			t.OnDelivered(int32(uint32(d.ID)), now)
+		}
+	}
+	r.arm()
+}
+
+func (r *rconn) sendAcks() {
+	n := r.nic
+	cfg := &n.t.cfg
+	for _, a := range n.t.acks {
+		p := n.t.net.Pool.Get()
+		p.Kind = fabric.Ack
+		p.Prio = cfg.AckPrio
+		p.Wire = cfg.ControlWire
+		p.Src, p.Dst = n.host, r.src
+		p.SrcQP, p.DstQP = r.idx, r.peer
+		p.PSN = int64(a.Ack)
+		p.Echo = a.Echo
+		if a.ECE {
+			p.Flags = flagECE
+		}
+		n.port.Enqueue(p)
+	}
+}
+
+func (r *rconn) arm() {
+	if d := r.r.NextDeadline(); d < r.timerAt {
+		r.timerAt = d
+		r.nic.t.net.Sched.At(d, r, 0)
+	}
+}
+
+// OnEvent implements sim.Handler: the delayed-ACK timer.
+func (r *rconn) OnEvent(now sim.Time, _ uint64) {
+	if now != r.timerAt {
+		return
+	}
+	r.timerAt = NoDeadline
+	t := r.nic.t
+	t.acks = r.r.Advance(now, t.acks[:0])
+	r.sendAcks()
+	r.arm()
+}
+
+// ring is a FIFO of connections backed by a growable circular buffer.
+type ring struct {
+	buf        []*sconn
+	head, size int
+}
+
+func (r *ring) len() int { return r.size }
+
+func (r *ring) push(q *sconn) {
+	if r.size == len(r.buf) {
+		nb := make([]*sconn, max(8, 2*len(r.buf)))
+		for i := 0; i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = q
+	r.size++
+}
+
+func (r *ring) pop() *sconn {
+	q := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	return q
+}

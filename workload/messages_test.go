@@ -1,0 +1,42 @@
+package workload
+
+import (
+	"testing"
+
+	"fabriclab/units"
+)
+
+func TestMessagesDAG(t *testing.T) {
+	d5, err := LoadSizeDist("w5", sdShared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := []int{3, 4, 5, 6, 7, 8}
+	for _, pattern := range []string{"uniform", "permutation"} {
+		spec := MessagesSpec{Hosts: hosts, Sizes: d5, Load: 0.5, Rate: 10 * units.Gbps, Payload: 1442, Header: 58,
+			Duration: units.Millisecond * 20, Pattern: pattern, Seed: 3}
+		d, err := Messages(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Msgs) < 10 || d.Ranks != 6 || d.Size != int64(d5.Mean()+0.5) {
+			t.Fatalf("%s: %d messages, %d ranks, size %d", pattern, len(d.Msgs), d.Ranks, d.Size)
+		}
+		dst := map[int32]int32{}
+		for i, m := range d.Msgs {
+			if m.Src == m.Dst || m.Src < 3 || m.Dst > 8 || m.At < 0 || m.At >= spec.Duration || d.DepCount[i] != 0 {
+				t.Fatalf("%s: message %+v", pattern, m)
+			}
+			if pattern == "permutation" {
+				if o, ok := dst[m.Src]; ok && o != m.Dst {
+					t.Fatalf("permutation: host %d sends to %d and %d", m.Src, o, m.Dst)
+				}
+				dst[m.Src] = m.Dst
+			}
+		}
+		again, _ := Messages(spec)
+		if len(again.Msgs) != len(d.Msgs) || again.Msgs[len(d.Msgs)-1] != d.Msgs[len(d.Msgs)-1] {
+			t.Errorf("%s: not deterministic", pattern)
+		}
+	}
+}
