@@ -463,6 +463,14 @@ func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.Size
 	}
 	s.Run(ctx, scaled)
 	r := s.Result()
+	if !s.Done() && ctx.Err() == nil && s.Sched.Pending() == 0 {
+		// Nothing left to happen, yet messages are missing: a transport
+		// lost track of them. A simulator bug, never the user's.
+		err := fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left (a transport bug; please report it with the scenario)",
+			s.Sched.Now(), len(s.DAG.Msgs)-s.done)
+		r.Error = err.Error()
+		return r, err
+	}
 	for i := 0; i < len(r.Jobs) && ctx.Err() == nil; i++ {
 		a, err := BuildAlone(job, i)
 		if err != nil {

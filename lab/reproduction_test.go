@@ -100,6 +100,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"flows.yaml":                nil,
 		"noisy-neighbour.yaml":      {"workload.sizes.list=[4MiB]"},
 		"homa-w5.yaml":              {"topology.hosts=32", "workload.duration=5ms"},
+		"rpc-beside-alltoall.yaml":  {"workload.duration=200us"},
 	}
 	files, _ := filepath.Glob("../examples/*.yaml")
 	if len(files) < len(shrink) {

@@ -77,4 +77,3 @@ func alignRows(b *strings.Builder, rows [][]string, header int) {
 		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
 	}
 }
-

@@ -131,21 +131,16 @@ type distEntry struct {
 	err error
 }
 
-// transportKnobs checks the knobs of the chosen transport and refuses
-// those of another.
+// transportKnobs checks the knobs of every transport (those of a transport
+// not chosen are kept, unread, so that variants can switch transports
+// under one set of settings, as dcqcn's are).
 func (c *checker) transportKnobs(t Transport) {
 	h, tc := t.Homa, t.TCP
-	if t.Kind != "homa" {
-		c.need(h == (Homa{}), "transport.homa", "is only read by transport.kind homa (this is %s); remove it", t.Kind)
-	}
-	if t.Kind != "dctcp" && t.Kind != "tcp" {
-		c.need(tc == (TCP{}), "transport.tcp", "is only read by transport.kind dctcp or tcp (this is %s); remove it", t.Kind)
-	}
 	const hp, tp = "transport.homa.", "transport.tcp."
 	c.need(h.RTTBytes >= 0, hp+"rtt_bytes", "must not be negative (0 = the bandwidth-delay product), got %v", h.RTTBytes)
 	c.need(h.Overcommit >= 0 && h.Overcommit <= 8, hp+"overcommit", "must be between 1 and 8 (0 = the scheduled priority levels), got %d", h.Overcommit)
 	c.need(h.UnscheduledPriorities >= 0 && h.UnscheduledPriorities <= 7, hp+"unscheduled_priorities", "must be between 1 and 7 of the 8 levels (0 = from the size distribution), got %d", h.UnscheduledPriorities)
-	c.need(h.ResendTimeout >= 0, hp+"resend_timeout", "must not be negative (0 = 1ms), got %v", h.ResendTimeout)
+	c.need(h.ResendTimeout >= 0, hp+"resend_timeout", "must not be negative (0 = 10ms), got %v", h.ResendTimeout)
 	c.need(h.MaxResends >= 0, hp+"max_resends", "must not be negative (0 = 5), got %d", h.MaxResends)
 	c.need(h.FIFOGrantFraction >= 0 && h.FIFOGrantFraction < 1, hp+"fifo_grant_fraction", "must be in [0, 1), got %v", h.FIFOGrantFraction)
 	c.need(tc.InitCwnd >= 0, tp+"init_cwnd", "must not be negative (0 = 10 segments), got %d", tc.InitCwnd)

@@ -243,8 +243,7 @@ func TestValidationErrors(t *testing.T) {
 
 		// Transport.
 		{"unknown transport", "transport.kind", minimal + "transport:\n  kind: quic # <-\n"},
-		{"homa knobs with roce", "transport.homa", minimal + "transport:\n  homa: # <-\n    overcommit: 2\n"},
-		{"tcp knobs with homa", "transport.tcp", minimal + "transport:\n  kind: homa\n  tcp: # <-\n    init_cwnd: 4\n"},
+		{"homa knob bad while roce", "transport.homa.max_resends", minimal + "transport:\n  homa:\n    max_resends: -1 # <-\n"},
 		{"homa overcommit 9", "transport.homa.overcommit", minimal + "transport:\n  kind: homa\n  homa:\n    overcommit: 9 # <-\n"},
 		{"homa fifo fraction 1", "transport.homa.fifo_grant_fraction", minimal + "transport:\n  kind: homa\n  homa:\n    fifo_grant_fraction: 1 # <-\n"},
 		{"tcp unknown connections", "transport.tcp.connections", minimal + "transport:\n  kind: dctcp\n  tcp:\n    connections: many # <-\n"},

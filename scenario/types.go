@@ -213,7 +213,7 @@ type Homa struct {
 	// from the workload's size distribution (the paper's rule), 1 without one.
 	UnscheduledPriorities int `yaml:"unscheduled_priorities" json:"unscheduled_priorities,omitempty"`
 	// ResendTimeout: a receiver missing expected data asks for it again (and
-	// a sender with nothing heard probes) after this long; 0 = 1ms.
+	// a sender with nothing heard probes) after this long; 0 = 10ms.
 	ResendTimeout units.Duration `yaml:"resend_timeout" json:"resend_timeout,omitempty"`
 	// MaxResends: a message is abandoned after this many timeouts in a row;
 	// 0 = 5.

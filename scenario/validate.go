@@ -707,8 +707,11 @@ func Notes(s *Scenario) []string {
 		policies = append(policies, tf.Forwarding)
 	}
 	for _, p := range policies {
-		if reorders[p] && s.NIC.OutOfOrder == "go-back-n" {
+		if reorders[p] && s.NIC.OutOfOrder == "go-back-n" && (s.Transport.Kind == "roce" || s.Transport.Kind == "") {
 			out = append(out, fmt.Sprintf("forwarding %s reorders packets but nic.out_of_order is go-back-n: every reordering costs a NACK and a resend (set nic.out_of_order: accept for NICs built for it)", p))
+		}
+		if reorders[p] && (s.Transport.Kind == "dctcp" || s.Transport.Kind == "tcp") {
+			out = append(out, fmt.Sprintf("forwarding %s reorders packets: TCP takes three duplicate ACKs as a loss, so reordering costs fast retransmits and window cuts (ecmp or flowlet keep a connection's packets in order)", p))
 			break
 		}
 	}

@@ -354,6 +354,12 @@ func (n *NIC) OnEvent(now sim.Time, _ uint64) {
 func (q *sendQP) packet(now sim.Time) *fabric.Packet {
 	n := q.nic
 	cfg := &n.t.cfg
+	// A message posted after the previous one was fully sent (but not yet
+	// acknowledged) starts past cur's last PSN: move on to it first, or its
+	// first packet would be labelled as the old message's.
+	for q.cur < len(q.msgs)-1 && q.nxt > q.msgs[q.cur].last {
+		q.cur++
+	}
 	m := &q.msgs[q.cur]
 	p := n.t.net.Pool.Get()
 	p.Kind = fabric.Data

@@ -86,3 +86,36 @@ func TestNackRewindsAndCountsRetransmits(t *testing.T) {
 		t.Fatal("counters lost the retransmits")
 	}
 }
+
+// A message posted on a QP whose previous message is fully sent but not
+// yet acknowledged starts with a packet of its own: a one-packet message
+// then carries its own id, payload and end mark, and is delivered (it used
+// to be sent as the old message's and never completed).
+func TestMessagePostedBehindAnUnackedOneIsDelivered(t *testing.T) {
+	sc, tr := pair(t, DCQCNParams{})
+	delivered := map[int32]sim.Time{}
+	tr.OnDelivered = func(msg int32, now sim.Time) { delivered[msg] = now }
+	qp := tr.Connect(0, 1)
+	tr.Post(qp, 1, 3*4096)
+	// 3 packets take ~0.25 us to send; the first ACK needs ~4 us to return.
+	sc.At(units.Microsecond, postLater{tr, qp, 2, 100}, 0)
+	sc.At(2*units.Microsecond, postLater{tr, qp, 3, 5000}, 0)
+	sc.Run(units.Second)
+	for _, m := range []int32{1, 2, 3} {
+		if _, ok := delivered[m]; !ok {
+			t.Errorf("message %d not delivered", m)
+		}
+	}
+	if c := tr.NICs[0].C; c.Retransmits != 0 {
+		t.Errorf("%d retransmits", c.Retransmits)
+	}
+}
+
+type postLater struct {
+	tr    *Transport
+	qp    QP
+	msg   int32
+	bytes int64
+}
+
+func (p postLater) OnEvent(sim.Time, uint64) { p.tr.Post(p.qp, p.msg, p.bytes) }
