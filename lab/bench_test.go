@@ -70,6 +70,23 @@ func BenchmarkAllToAll32Small(b *testing.B) {
 	benchJob(b, scenario.Job{Spec: s, Size: 8 * units.MiB, Seed: 1, Scenario: "bench", Variant: "a2a-small"})
 }
 
+// BenchmarkMessagesW5 is the Homa paper's fabric cut to 2 racks (32 ×
+// 10G hosts, 4 × 40G spines) with W5 messages at 80% load for 20 ms, per
+// transport: Homa sprayed, DCTCP and RoCE/DCQCN on ECMP
+// (examples/homa-w5.yaml).
+func BenchmarkMessagesW5(b *testing.B) {
+	f, err := scenario.LoadSets("../examples/homa-w5.yaml", []string{"topology.hosts=32", "workload.duration=20ms"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, job := range f.Jobs() {
+		if job.Variant == "dctcp-pool8" {
+			continue
+		}
+		b.Run(job.Variant, func(b *testing.B) { benchJob(b, job) })
+	}
+}
+
 func benchJob(b *testing.B, job scenario.Job) {
 	var (
 		events, packets, mallocs uint64

@@ -165,7 +165,7 @@ var CSVHeader = []string{
 	"variant", "size_bytes", "ranks", "cct_s", "algbw_gbps", "busbw_gbps",
 	"ideal_s", "ideal_pct", "pfc_pauses", "ecn_marks", "drops", "retransmits",
 	"cnps", "timeouts", "complete", "routed_ideal_s", "routed_ideal_pct",
-	"sweep",
+	"sweep", "job", "alone_cct_s", "interference",
 }
 
 // WriteCSV writes one row per variant × size, in variant order and by size.
@@ -186,10 +186,26 @@ func WriteCSV(w io.Writer, o Output) error {
 				f(r.IdealS), f(r.IdealPct), i(r.PFCPauses), i(r.ECNMarks), i(r.Drops), i(r.Retransmits),
 				i(r.CNPs), i(r.Timeouts), strconv.FormatBool(r.Complete),
 				f(r.RoutedIdealS), f(r.RoutedIdealPct),
-				v.Sweep.String(),
+				v.Sweep.String(), "", "", "",
+			}
+			if len(r.Jobs) > 0 {
+				j := r.Jobs[0]
+				row[len(row)-3], row[len(row)-2], row[len(row)-1] = j.Name, f(j.AloneCCTS), f(j.Interference)
 			}
 			if err := cw.Write(row); err != nil {
 				return err
+			}
+			// The other jobs of a row: their own figures; the fabric-wide
+			// counters and routed ideal stay on the main row.
+			for _, j := range r.Jobs[min(1, len(r.Jobs)):] {
+				row := []string{
+					v.Name, i(r.SizeBytes), strconv.Itoa(j.Ranks), f(j.CCTS), f(j.AlgBWGBps), f(j.BusBWGBps),
+					f(j.IdealS), f(j.IdealPct), "", "", "", "", "", "", strconv.FormatBool(j.Complete), "", "",
+					v.Sweep.String(), j.Name, f(j.AloneCCTS), f(j.Interference),
+				}
+				if err := cw.Write(row); err != nil {
+					return err
+				}
 			}
 		}
 	}

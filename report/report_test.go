@@ -151,7 +151,7 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(recs[0], ","); got != "variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct,sweep" {
+	if got := strings.Join(recs[0], ","); got != "variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct,sweep,job,alone_cct_s,interference" {
 		t.Errorf("header = %s", got)
 	}
 	if len(recs) != 1+5 {
@@ -163,7 +163,7 @@ func TestWriteCSV(t *testing.T) {
 			t.Errorf("row %d = %s, want %s", i+1, got, w)
 		}
 	}
-	if got := strings.Join(recs[1], ","); got != "pfc-only,8388608,32,0.000233,36,34.87,0.000226,97,12,345,0,0,0,0,true,0,0," {
+	if got := strings.Join(recs[1], ","); got != "pfc-only,8388608,32,0.000233,36,34.87,0.000226,97,12,345,0,0,0,0,true,0,0,,,," {
 		t.Errorf("row 1 = %s", got)
 	}
 	if recs[5][14] != "false" {
@@ -289,7 +289,7 @@ func TestSweepJSONAndCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 1+6 || recs[0][len(recs[0])-1] != "sweep" {
+	if len(recs) != 1+6 || recs[0][17] != "sweep" {
 		t.Fatalf("csv: %q", recs)
 	}
 	for i, want := range []string{"workload.qps=1;workload.algorithm=direct", "workload.qps=1;workload.algorithm=direct",
@@ -331,5 +331,28 @@ func TestWriteJobsTableGolden(t *testing.T) {
 	v.Results[0].Jobs = nil
 	if WriteJobsTable(&b, v); b.Len() != 0 {
 		t.Errorf("no jobs: wrote %q", b.String())
+	}
+}
+
+// With jobs, the CSV has main's row (job columns filled) and one row per
+// other job with its own figures.
+func TestWriteCSVJobs(t *testing.T) {
+	o := Output{Variants: []VariantResult{{Name: "v", Collective: "alltoall", Results: []metrics.SizeResult{{
+		SizeBytes: 1 << 20, Ranks: 8, CCTS: 91.37e-6, Complete: true, PFCPauses: 4,
+		Jobs: []metrics.JobResult{
+			{Name: "main", Ranks: 8, CCTS: 91.37e-6, AloneCCTS: 47.89e-6, Interference: 1.908, Complete: true},
+			{Name: "background", Ranks: 4, CCTS: 191.25e-6, AlgBWGBps: 2.5, AloneCCTS: 135.44e-6, Interference: 1.412, Complete: true},
+		},
+	}}}}}
+	var b strings.Builder
+	if err := WriteCSV(&b, o); err != nil {
+		t.Fatal(err)
+	}
+	want := `variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct,sweep,job,alone_cct_s,interference
+v,1048576,8,9.137e-05,0,0,0,0,4,0,0,0,0,0,true,0,0,,main,4.789e-05,1.908
+v,1048576,4,0.00019125,2.5,0,0,0,,,,,,,true,,,,background,0.00013544,1.412
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }

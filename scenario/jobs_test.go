@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -74,5 +75,31 @@ workload: {kind: uniform, load: 1.5, duration: 10us, sizes: {list: [64KiB]}}
 	big := strings.Replace(uniform, "load: 1.5, duration: 10us, sizes: {list: [64KiB]}", "load: 1, duration: 900ms, sizes: {list: [4KiB]}", 1)
 	if _, err := Parse("u.yaml", []byte(big)); err == nil || !strings.Contains(err.Error(), "workload.duration: about") {
 		t.Errorf("uniform too many messages: %v", err)
+	}
+}
+
+// A flow-list job's hosts are its file's sources and destinations: they
+// must not overlap another job's.
+func TestJobsFlowListHostOverlap(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("clash.txt", "9 3 1MB\n")
+	write("apart.txt", "9 12 1MB\n")
+	for file, wantErr := range map[string]bool{"clash.txt": true, "apart.txt": false} {
+		path := write("j.yaml", `topology: {hosts: 16, hosts_per_leaf: 8}
+workload: {kind: allreduce, ranks: 8, sizes: {list: [1MiB]}}
+jobs:
+  - {name: replay, kind: flows, file: `+file+`}
+`)
+		_, err := Load(path)
+		if wantErr != (err != nil) || err != nil && !strings.Contains(err.Error(), `job "main" and job "replay" both use host 3`) {
+			t.Errorf("%s: %v", file, err)
+		}
 	}
 }

@@ -686,6 +686,12 @@ func (c *checker) jobs(s *Scenario) {
 			c.fail(key, "%v", err)
 			return
 		}
+		if w := JobWorkload(s, i); w.Kind == "flows" && len(s.Jobs) > 0 {
+			// A flow list's hosts are its sources and destinations.
+			for _, fl := range c.f.flowFile(w.File).flows {
+				hs = append(hs, fl.Src, fl.Dst)
+			}
+		}
 		for _, h := range hs {
 			if o, ok := owner[h]; ok && o != i {
 				c.fail(key, "job %q and job %q both use host %d; jobs must not share a host (use host_offset or placement: list)", JobName(s, o), JobName(s, i), h)
