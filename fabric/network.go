@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"strconv"
 
 	"fabriclab/metrics"
 	"fabriclab/sim"
@@ -140,6 +141,9 @@ func (n *Network) ConnectSwitches(a, b *Switch, rate units.Rate, delay sim.Time)
 	setIngress(pb)
 	return pa, pb
 }
+
+// HostName is how ports and counters name host h's NIC.
+func HostName(h int) string { return "host" + strconv.Itoa(h) }
 
 // SetHost installs the NIC that owns host h's port and feeds it data.
 func (n *Network) SetHost(h int, node Node, f Feeder) {

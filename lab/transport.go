@@ -50,7 +50,7 @@ func newTransport(s *Sim, net *fabric.Network, delivered func(msg int32, now sim
 		})
 		t.OnDelivered = delivered
 		s.RoCE = t
-		return &roceLayer{t: t}, nil
+		return &connLayer[roce.QP]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload}, nil
 	case "homa":
 		return newHomaLayer(s, net, delivered)
 	case "dctcp", "tcp":
@@ -59,26 +59,40 @@ func newTransport(s *Sim, net *fabric.Network, delivered func(msg int32, now sim
 	return nil, fmt.Errorf("unknown transport %q", spec.Transport.Kind)
 }
 
-// roceLayer: one queue pair per connection.
-type roceLayer struct {
-	t   *roce.Transport
-	qps []roce.QP
+// connTransport is a transport with connections (RoCE's queue pairs, TCP's
+// byte streams), C being its connection handle.
+type connTransport[C any] interface {
+	Connect(src, dst int) C
+	Post(c C, msg int32, bytes int64)
+	Tuple(c C) (src, dst, sqp, dqp int32)
+	Counters() metrics.Counters
+	SetName(h int, name string)
 }
 
-func (l *roceLayer) connect(conn int32, src, dst int) {
-	if int(conn) != len(l.qps) {
+// connLayer runs one transport connection per lab connection.
+type connLayer[C any] struct {
+	t         connTransport[C]
+	conns     []C
+	nic       func(h int) metrics.Counters // a host's transport counters
+	delivered *int64                       // the transport's delivered payload
+}
+
+func (l *connLayer[C]) connect(conn int32, src, dst int) {
+	if int(conn) != len(l.conns) {
 		panic("lab: connections out of order")
 	}
-	l.qps = append(l.qps, l.t.Connect(src, dst))
+	l.conns = append(l.conns, l.t.Connect(src, dst))
 }
 
-func (l *roceLayer) post(conn, msg int32, _, _ int, bytes int64) { l.t.Post(l.qps[conn], msg, bytes) }
-
-func (l *roceLayer) tuple(conn, _ int32, _, _ int) (s, d, sqp, dqp int32) {
-	return l.t.Tuple(l.qps[conn])
+func (l *connLayer[C]) post(conn, msg int32, _, _ int, bytes int64) {
+	l.t.Post(l.conns[conn], msg, bytes)
 }
 
-func (l *roceLayer) nicCounters(h int) metrics.Counters { return l.t.NICs[h].C }
-func (l *roceLayer) counters() metrics.Counters         { return l.t.Counters() }
-func (l *roceLayer) deliveredPayload() int64            { return l.t.DeliveredPayload }
-func (l *roceLayer) setName(h int, name string)         { l.t.SetName(h, name) }
+func (l *connLayer[C]) tuple(conn, _ int32, _, _ int) (s, d, sqp, dqp int32) {
+	return l.t.Tuple(l.conns[conn])
+}
+
+func (l *connLayer[C]) nicCounters(h int) metrics.Counters { return l.nic(h) }
+func (l *connLayer[C]) counters() metrics.Counters         { return l.t.Counters() }
+func (l *connLayer[C]) deliveredPayload() int64            { return *l.delivered }
+func (l *connLayer[C]) setName(h int, name string)         { l.t.SetName(h, name) }

@@ -147,29 +147,5 @@ func newTCPLayer(s *Sim, net *fabric.Network, delivered func(int32, sim.Time)) (
 		AckPrio:  uint8(spec.NIC.ControlPriority),
 	})
 	t.OnDelivered = delivered
-	return &tcpLayer{t: t}, nil
+	return &connLayer[tcp.Conn]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload}, nil
 }
-
-// tcpLayer: one TCP connection per lab connection.
-type tcpLayer struct {
-	t     *tcp.Transport
-	conns []tcp.Conn
-}
-
-func (l *tcpLayer) connect(conn int32, src, dst int) {
-	if int(conn) != len(l.conns) {
-		panic("lab: connections out of order")
-	}
-	l.conns = append(l.conns, l.t.Connect(src, dst))
-}
-
-func (l *tcpLayer) post(conn, msg int32, _, _ int, bytes int64) { l.t.Post(l.conns[conn], msg, bytes) }
-
-func (l *tcpLayer) tuple(conn, _ int32, _, _ int) (s, d, sqp, dqp int32) {
-	return l.t.Tuple(l.conns[conn])
-}
-
-func (l *tcpLayer) nicCounters(h int) metrics.Counters { return l.t.NICs[h].C }
-func (l *tcpLayer) counters() metrics.Counters         { return l.t.Counters() }
-func (l *tcpLayer) deliveredPayload() int64            { return l.t.DeliveredPayload }
-func (l *tcpLayer) setName(h int, name string)         { l.t.SetName(h, name) }

@@ -184,19 +184,15 @@ func RingAllReduce(ranks int, size int64) (*DAG, error) {
 	return d, nil
 }
 
-// Permutation sends size bytes from each of n hosts to a distinct other host
-// (a random derangement drawn from rng).
-func Permutation(hosts int, size int64, rng *sim.RNG) (*DAG, error) {
-	if hosts < 2 {
-		return nil, fmt.Errorf("a permutation needs at least 2 hosts, got %d", hosts)
-	}
-	d := &DAG{Collective: metrics.Permutation, Algorithm: "random", Ranks: hosts, Size: size, RankHost: packed(hosts)}
-	perm := make([]int, hosts)
+// Derangement is a random permutation of 0…n−1 (n ≥ 2) without fixed
+// points: shuffles drawn from rng until one has none.
+func Derangement(n int, rng *sim.RNG) []int {
+	perm := make([]int, n)
 	for {
 		for i := range perm {
 			perm[i] = i
 		}
-		rng.Shuffle(hosts, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 		ok := true
 		for i, p := range perm {
 			if p == i {
@@ -205,9 +201,19 @@ func Permutation(hosts int, size int64, rng *sim.RNG) (*DAG, error) {
 			}
 		}
 		if ok {
-			break
+			return perm
 		}
 	}
+}
+
+// Permutation sends size bytes from each of n hosts to a distinct other host
+// (a random derangement drawn from rng).
+func Permutation(hosts int, size int64, rng *sim.RNG) (*DAG, error) {
+	if hosts < 2 {
+		return nil, fmt.Errorf("a permutation needs at least 2 hosts, got %d", hosts)
+	}
+	d := &DAG{Collective: metrics.Permutation, Algorithm: "random", Ranks: hosts, Size: size, RankHost: packed(hosts)}
+	perm := Derangement(hosts, rng)
 	for i, p := range perm {
 		d.Add(d.msg(i, p, size))
 	}

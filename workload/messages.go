@@ -37,7 +37,7 @@ func Messages(s MessagesSpec) (*DAG, error) {
 	case "", "uniform":
 		dest = UniformDest(n)
 	case "permutation":
-		dest = PermutationDest(derangement(n, sim.NewRNG(s.Seed, "messages.permutation")))
+		dest = PermutationDest(Derangement(n, sim.NewRNG(s.Seed, "messages.permutation")))
 	default:
 		return nil, fmt.Errorf("unknown message pattern %q (uniform or permutation)", s.Pattern)
 	}
@@ -56,28 +56,4 @@ func Messages(s MessagesSpec) (*DAG, error) {
 	}
 	d.Finish()
 	return d, nil
-}
-
-// derangement is a random permutation of 0…n−1 without fixed points (n ≥ 2).
-func derangement(n int, rng *sim.RNG) []int {
-	for {
-		p := make([]int, n)
-		for i := range p {
-			p[i] = i
-		}
-		for i := n - 1; i > 0; i-- {
-			j := rng.IntN(i + 1)
-			p[i], p[j] = p[j], p[i]
-		}
-		ok := true
-		for i, v := range p {
-			if v == i {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return p
-		}
-	}
 }

@@ -33,7 +33,6 @@ package homa
 
 import (
 	"fmt"
-	"strconv"
 
 	"fabriclab/fabric"
 	"fabriclab/metrics"
@@ -114,7 +113,7 @@ func New(net *fabric.Network, cfg Config) *Transport {
 			continue
 		}
 		nic := &NIC{t: t, host: int32(h), port: pt, ep: NewEndpoint(int32(h), cfg.Params),
-			name: "host" + strconv.Itoa(h), timerAt: NoDeadline}
+			name: fabric.HostName(h), timerAt: NoDeadline}
 		t.NICs[h] = nic
 		net.SetHost(h, nic, nic)
 	}

@@ -9,6 +9,7 @@ package roce
 
 import (
 	"fabriclab/fabric"
+	"fabriclab/internal/ring"
 	"fabriclab/metrics"
 	"fabriclab/sim"
 	"fabriclab/units"
@@ -60,27 +61,11 @@ func New(net *fabric.Network, cfg Config) *Transport {
 	t := &Transport{cfg: cfg, net: net}
 	t.NICs = make([]*NIC, len(net.HostPorts))
 	for h, pt := range net.HostPorts {
-		nic := &NIC{t: t, host: int32(h), port: pt, lineRate: pt.Rate, name: hostName(h)}
+		nic := &NIC{t: t, host: int32(h), port: pt, lineRate: pt.Rate, name: fabric.HostName(h)}
 		t.NICs[h] = nic
 		net.SetHost(h, nic, nic)
 	}
 	return t
-}
-
-func hostName(h int) string { return "host" + itoa(h) }
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
 }
 
 // SetName renames host h's NIC (as ports and counters show it), e.g. to
@@ -150,9 +135,9 @@ type NIC struct {
 	send     []*sendQP
 	recv     []recvQP
 
-	active  ring     // QPs with data that may be ready to send
-	waiting qpHeap   // QPs held back by their rate limiter, by nextSend
-	wakeAt  sim.Time // time of the pending wake event, 0 = none
+	active  ring.Ring[*sendQP] // QPs with data that may be ready to send
+	waiting qpHeap             // QPs held back by their rate limiter, by nextSend
+	wakeAt  sim.Time           // time of the pending wake event, 0 = none
 	// burstQP is the QP in the middle of a burst of Config.Burst packets
 	// (it stays at the front of the round-robin until the burst ends).
 	burstQP   *sendQP
@@ -274,7 +259,7 @@ func (n *NIC) activate(q *sendQP) {
 		return
 	}
 	q.inActive = true
-	n.active.push(q)
+	n.active.Push(q)
 	n.port.Kick()
 }
 
@@ -289,11 +274,11 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 		q := n.waiting.pop()
 		if q.canSend() {
 			q.inActive = true
-			n.active.push(q)
+			n.active.Push(q)
 		}
 	}
-	for tries := n.active.len(); tries > 0; tries-- {
-		q := n.active.pop()
+	for tries := n.active.Len(); tries > 0; tries-- {
+		q := n.active.Pop()
 		q.inActive = false
 		if !q.canSend() {
 			continue
@@ -310,9 +295,9 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 		if q.canSend() {
 			q.inActive = true
 			if n.burstLeft > 0 {
-				n.active.pushFront(q) // its burst goes on
+				n.active.PushFront(q) // its burst goes on
 			} else {
-				n.active.push(q)
+				n.active.Push(q)
 				n.burstQP = nil
 			}
 		} else {

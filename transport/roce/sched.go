@@ -1,47 +1,5 @@
 package roce
 
-// ring is a FIFO of QPs backed by a growable circular buffer.
-type ring struct {
-	buf        []*sendQP
-	head, size int
-}
-
-func (r *ring) len() int { return r.size }
-
-func (r *ring) grow() {
-	nb := make([]*sendQP, max(8, 2*len(r.buf)))
-	for i := 0; i < r.size; i++ {
-		nb[i] = r.buf[(r.head+i)%len(r.buf)]
-	}
-	r.buf, r.head = nb, 0
-}
-
-func (r *ring) push(q *sendQP) {
-	if r.size == len(r.buf) {
-		r.grow()
-	}
-	r.buf[(r.head+r.size)%len(r.buf)] = q
-	r.size++
-}
-
-// pushFront puts q at the head (a QP continuing its burst).
-func (r *ring) pushFront(q *sendQP) {
-	if r.size == len(r.buf) {
-		r.grow()
-	}
-	r.head = (r.head - 1 + len(r.buf)) % len(r.buf)
-	r.buf[r.head] = q
-	r.size++
-}
-
-func (r *ring) pop() *sendQP {
-	q := r.buf[r.head]
-	r.buf[r.head] = nil
-	r.head = (r.head + 1) % len(r.buf)
-	r.size--
-	return q
-}
-
 // qpHeap orders rate-limited QPs by the time they may send next (ties by QP
 // index, so the order is deterministic).
 type qpHeap struct{ h []*sendQP }

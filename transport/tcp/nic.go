@@ -24,6 +24,7 @@ package tcp
 
 import (
 	"fabriclab/fabric"
+	"fabriclab/internal/ring"
 	"fabriclab/metrics"
 	"fabriclab/sim"
 	"fabriclab/units"
@@ -96,7 +97,7 @@ func New(net *fabric.Network, cfg Config) *Transport {
 		if pt == nil {
 			continue
 		}
-		nic := &NIC{t: t, host: int32(h), port: pt, name: hostName(h)}
+		nic := &NIC{t: t, host: int32(h), port: pt, name: fabric.HostName(h)}
 		t.NICs[h] = nic
 		net.SetHost(h, nic, nic)
 	}
@@ -137,22 +138,6 @@ func withDefaults(p Params) Params {
 
 // Params returns the connection parameters in use (defaults filled in).
 func (t *Transport) Params() Params { return t.cfg.Params }
-
-func hostName(h int) string { return "host" + itoa(h) }
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
-}
 
 // SetName renames host h's NIC (as ports and counters show it).
 func (t *Transport) SetName(h int, name string) { t.NICs[h].name = name }
@@ -269,7 +254,7 @@ type NIC struct {
 	send []*sconn
 	recv []*rconn
 
-	active ring // connections that may have a segment to send
+	active ring.Ring[*sconn] // connections that may have a segment to send
 	// C holds this NIC's transport counters (see Transport.Counters).
 	C metrics.Counters
 }
@@ -305,7 +290,7 @@ func (n *NIC) activate(q *sconn) {
 		return
 	}
 	q.inActive = true
-	n.active.push(q)
+	n.active.Push(q)
 	n.port.Kick()
 }
 
@@ -317,15 +302,15 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 	if pt.Paused(cfg.DataPrio) {
 		return nil
 	}
-	for n.active.len() > 0 {
-		q := n.active.pop()
+	for n.active.Len() > 0 {
+		q := n.active.Pop()
 		seg, ok := q.s.NextSegment(now)
 		if !ok {
 			q.inActive = false
 			continue
 		}
 		if q.s.HasSegment() {
-			n.active.push(q) // to the back: round-robin
+			n.active.Push(q) // to the back: round-robin
 		} else {
 			q.inActive = false
 		}
@@ -456,32 +441,4 @@ func (r *rconn) OnEvent(now sim.Time, _ uint64) {
 	t.acks = r.r.Advance(now, t.acks[:0])
 	r.sendAcks()
 	r.arm()
-}
-
-// ring is a FIFO of connections backed by a growable circular buffer.
-type ring struct {
-	buf        []*sconn
-	head, size int
-}
-
-func (r *ring) len() int { return r.size }
-
-func (r *ring) push(q *sconn) {
-	if r.size == len(r.buf) {
-		nb := make([]*sconn, max(8, 2*len(r.buf)))
-		for i := 0; i < r.size; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.size)%len(r.buf)] = q
-	r.size++
-}
-
-func (r *ring) pop() *sconn {
-	q := r.buf[r.head]
-	r.buf[r.head] = nil
-	r.head = (r.head + 1) % len(r.buf)
-	r.size--
-	return q
 }
