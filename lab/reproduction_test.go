@@ -100,6 +100,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"flows.yaml":                nil,
 		"noisy-neighbour.yaml":      {"workload.sizes.list=[4MiB]"},
 		"homa-w5.yaml":              {"topology.hosts=32", "workload.duration=5ms"},
+		"homa-paper.yaml":           {"topology.hosts=32", "workload.duration=2ms"},
 		"rpc-beside-alltoall.yaml":  {"workload.duration=200us"},
 	}
 	files, _ := filepath.Glob("../examples/*.yaml")

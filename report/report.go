@@ -508,10 +508,12 @@ func hasSweep(o Output) bool {
 
 // sweepCols are the measured columns of the sweep summary, after the
 // point's values and the size.
-var sweepCols = []struct {
+type sweepCol struct {
 	top, unit string
 	min       int
-}{
+}
+
+var sweepCols = []sweepCol{
 	{"size", "", 5},
 	{"time", "(us)", 8},
 	{"busbw", "(GB/s)", 6},
@@ -519,6 +521,37 @@ var sweepCols = []struct {
 	{"pfc", "", 7},
 	{"ecn", "", 7},
 	{"drops", "", 6},
+}
+
+// messageSweepCols replace sweepCols when every point ran a message
+// workload: what it offered and carried, and the p99 slowdown of its
+// shortest and largest size buckets.
+var messageSweepCols = []sweepCol{
+	{"size", "", 5},
+	{"msgs", "", 6},
+	{"offered", "", 7},
+	{"carried", "", 7},
+	{"p99 short", "", 9},
+	{"p99 long", "", 8},
+	{"drops", "", 6},
+}
+
+// measured is a row's measured cells for cols.
+func measured(r metrics.SizeResult, messages bool) []string {
+	if !messages {
+		return []string{usec(r.CCTS), fmt.Sprintf("%.2f", r.BusBWGBps), fmt.Sprintf("%.1f", r.IdealPct),
+			strconv.FormatInt(r.PFCPauses, 10), strconv.FormatInt(r.ECNMarks, 10), strconv.FormatInt(r.Drops, 10)}
+	}
+	carried := "no"
+	if r.Load.Carried {
+		carried = "yes"
+	}
+	short, long := "-", "-"
+	if b := r.SlowdownBySize; len(b) > 0 {
+		short, long = fmt.Sprintf("%.2f", b[0].Slowdown.P99), fmt.Sprintf("%.2f", b[len(b)-1].Slowdown.P99)
+	}
+	return []string{strconv.Itoa(r.Load.Messages), fmt.Sprintf("%.2f", r.Load.OfferedLoad), carried, short, long,
+		strconv.FormatInt(r.Drops, 10)}
 }
 
 // WriteSweepSummary writes the sweep's results as one compact table, one
@@ -562,14 +595,23 @@ func WriteSweepSummary(w io.Writer, o Output) error {
 	}
 	lead = append(lead, scenario.SweepLabels(keys)...)
 	nl := len(lead)
+	cols, messages := sweepCols, true
+	for _, v := range vs {
+		for _, r := range v.Results {
+			messages = messages && r.Load != nil
+		}
+	}
+	if messages {
+		cols = messageSweepCols
+	}
 
 	tops := append([]string(nil), lead...)
 	unitsRow := make([]string, nl)
-	width := make([]int, nl+len(sweepCols))
+	width := make([]int, nl+len(cols))
 	for c, l := range lead {
 		width[c] = len(l)
 	}
-	for c, col := range sweepCols {
+	for c, col := range cols {
 		tops = append(tops, col.top)
 		unitsRow = append(unitsRow, col.unit)
 		width[nl+c] = max(len(col.top), len(col.unit), col.min)
@@ -599,14 +641,7 @@ func WriteSweepSummary(w io.Writer, o Output) error {
 				failed++
 				marks = append(marks, "! "+oneLine(r.Error))
 			default:
-				row = append(row,
-					usec(r.CCTS),
-					fmt.Sprintf("%.2f", r.BusBWGBps),
-					fmt.Sprintf("%.1f", r.IdealPct),
-					strconv.FormatInt(r.PFCPauses, 10),
-					strconv.FormatInt(r.ECNMarks, 10),
-					strconv.FormatInt(r.Drops, 10),
-				)
+				row = append(row, measured(r, messages)...)
 				if r.Complete {
 					marks = append(marks, "")
 				} else {

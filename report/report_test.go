@@ -356,3 +356,29 @@ v,1048576,4,0.00019125,2.5,0,0,0,,,,,,,true,,,,background,0.00013544,1.412
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// A sweep of message workloads summarizes offered and carried load and the
+// p99 slowdown of the shortest and largest buckets.
+func TestMessageSweepSummary(t *testing.T) {
+	res := func(load float64, carried bool, short, long float64) metrics.SizeResult {
+		return metrics.SizeResult{SizeBytes: 2515863, Complete: true, Load: &metrics.MessageLoad{Messages: 1000, OfferedLoad: load, Carried: carried},
+			SlowdownBySize: []metrics.SizeBucket{{Slowdown: metrics.Percentiles{P99: short}}, {Slowdown: metrics.Percentiles{P99: long}}}}
+	}
+	o := Output{Variants: []VariantResult{
+		{Name: "load=0.5", Sweep: Point{{Key: "workload.load", Value: "0.5"}}, Results: []metrics.SizeResult{res(0.49, true, 1.2, 3)}},
+		{Name: "load=0.8", Sweep: Point{{Key: "workload.load", Value: "0.8"}}, Results: []metrics.SizeResult{res(0.81, false, 1.5, 10.25)}},
+	}}
+	var b strings.Builder
+	if err := WriteSweepSummary(&b, o); err != nil {
+		t.Fatal(err)
+	}
+	want := `# sweep: workload.load  (2 points; one row per point and size)
+#  load      size    msgs  offered  carried  p99 short  p99 long   drops
+#
+   0.5   2515863B    1000     0.49      yes       1.20      3.00       0
+   0.8   2515863B    1000     0.81       no       1.50     10.25       0
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
