@@ -301,7 +301,7 @@ func buildJobDAG(job scenario.Job, i int, tp *topo.Topology) (*workload.DAG, err
 		}
 		return workload.Messages(workload.MessagesSpec{Hosts: hs, Sizes: dist, Load: w.Load,
 			Rate: job.Spec.Topology.HostLink.Rate, Payload: int64(nic.MTU), Header: int64(nic.Overhead),
-			Duration: w.Duration, Pattern: w.Pattern, Seed: seed, Limit: maxUniformMessages})
+			Duration: w.Duration, Pattern: w.Pattern, ResponseBytes: int64(w.ResponseSize), Seed: seed, Limit: maxUniformMessages})
 	case "flows":
 		flows := flowList
 		if flows == nil {

@@ -107,3 +107,40 @@ func TestEveryTransportRunsCollectives(t *testing.T) {
 		}
 	}
 }
+
+// RPCs: every request gets its response, and a round trip takes at least a
+// request and a response alone on the idle fabric; on an idle fabric (low
+// load, Homa) the median is within 20% of that.
+func TestMessagesRPCRoundTrip(t *testing.T) {
+	f, err := scenario.LoadSets("../examples/homa-w5.yaml", []string{"topology.hosts=32", "workload.duration=2ms",
+		"workload.size_dist=w1", "workload.load=0.05", "workload.response_size=64B", "sim.record_flows=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := f.Jobs()[0]
+	s, err := Build(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Run(context.Background(), nil)
+	r := s.Result()
+	ld := r.Load
+	if !r.Complete || ld == nil || ld.RTT == nil || ld.RPCs != r.Flows/2 || ld.RTT.Count != ld.RPCs {
+		t.Fatalf("complete %v, load %+v", r.Complete, ld)
+	}
+	var floor []float64
+	for i := 0; i+1 < len(s.DAG.Msgs); i += 2 {
+		req, resp := s.DAG.Msgs[i], s.DAG.Msgs[i+1]
+		floor = append(floor, (s.AloneFCT(int(req.Src), int(req.Dst), req.Bytes) + s.AloneFCT(int(resp.Src), int(resp.Dst), resp.Bytes)).Seconds())
+	}
+	for k, i := 0, 0; i+1 < len(s.DAG.Msgs); k, i = k+1, i+2 {
+		if rtt := (s.end[i+1] - s.start[i]).Seconds(); rtt < floor[k]*0.999 {
+			t.Fatalf("RPC %d: RTT %.3g s below the two messages alone %.3g s", k, rtt, floor[k])
+		}
+	}
+	med := metrics.Summarize(floor).P50
+	t.Logf("%d RPCs: RTT p50 %.2f us (alone %.2f us), p99 %.2f us", ld.RPCs, ld.RTT.P50*1e6, med*1e6, ld.RTT.P99*1e6)
+	if ld.RTT.P50 > 1.2*med {
+		t.Errorf("median RTT %.2f us, more than 1.2× the unloaded %.2f us", ld.RTT.P50*1e6, med*1e6)
+	}
+}

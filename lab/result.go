@@ -231,6 +231,19 @@ func (s *Sim) messageLoad(p part, w scenario.Workload, last sim.Time) *metrics.M
 	if ld.Messages > 0 {
 		ld.MeanBytes = float64(payload) / float64(ld.Messages)
 	}
+	if w.ResponseSize > 0 {
+		var rtts []float64
+		for i := p.lo; i < p.hi; i++ {
+			for _, j := range s.DAG.Successors(i) { // a request and its response
+				ld.RPCs++
+				if s.end[j] >= 0 {
+					rtts = append(rtts, (s.end[j] - s.start[i]).Seconds())
+				}
+			}
+		}
+		rtt := metrics.Summarize(rtts)
+		ld.RTT = &rtt
+	}
 	hosts := float64(max(ld.Hosts, 1))
 	if ld.DurationS > 0 {
 		ld.OfferedGbps = float64(payload) * 8 / ld.DurationS / hosts / 1e9

@@ -396,6 +396,10 @@ type MessageLoad struct {
 	ThroughputGbps float64 `json:"throughput_gbps"`
 	DrainS         float64 `json:"drain_s"`
 	Carried        bool    `json:"carried"`
+	// With responses (RPCs): how many, and their round-trip times, from the
+	// request's arrival to the response's last byte back at the client.
+	RPCs int          `json:"rpcs,omitempty"`
+	RTT  *Percentiles `json:"rtt_s,omitempty"`
 }
 
 // Bucket kinds for SlowdownBuckets.

@@ -34,6 +34,9 @@ func WriteSlowdownTable(w io.Writer, v VariantResult) error {
 			}
 			fmt.Fprintf(&b, ": %s, %d messages; load offered %.2f of the link (%.2f Gb/s per host), throughput %.2f Gb/s per host, drained %s ms after the %s ms window: %s",
 				ld.SizeDist, ld.Messages, ld.OfferedLoad, ld.OfferedGbps, ld.ThroughputGbps, ms(ld.DrainS), ms(ld.DurationS), verdict)
+			if ld.RTT != nil {
+				fmt.Fprintf(&b, "; %d RPCs, RTT p50 %s us, p99 %s us, max %s us", ld.RPCs, usec(ld.RTT.P50), usec(ld.RTT.P99), usec(ld.RTT.Max))
+			}
 		}
 		b.WriteString("\n")
 		rows := [][]string{{"size", "count", "mean", "p50", "p99", "p99.9", "max"}, {"(B)", "", "", "", "", "", ""}}

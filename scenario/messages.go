@@ -88,6 +88,7 @@ func (c *checker) messages(p string, w Workload, s *Scenario, ranks int, limit u
 	c.need(w.BucketCount >= 0 && w.BucketCount <= 100, p+"bucket_count", "must be between 1 and 100 (0 = 10), got %d", w.BucketCount)
 	c.need(w.BucketCount == 0 || w.Buckets != "log2", p+"bucket_count", "is read by buckets: equal-count only (log2 buckets are powers of two)")
 	c.need(!userSizes(w.Sizes), p+"sizes", "messages draws its sizes from size_dist; remove sizes")
+	c.need(w.ResponseSize >= 0, p+"response_size", "must not be negative (0 = one-way messages), got %v", w.ResponseSize)
 	if w.SizeDist == "" {
 		c.fail(p+"size_dist", "messages needs a size_dist: a short name (%s) or a CDF file", strings.Join(workload.SizeDistNames(), ", "))
 	}

@@ -325,6 +325,10 @@ type Workload struct {
 	// two).
 	Buckets     string `yaml:"buckets" json:"buckets,omitempty"`
 	BucketCount int    `yaml:"bucket_count" json:"bucket_count,omitempty"`
+	// ResponseSize (kind messages) > 0 makes every message a request that
+	// its receiver answers with a response of this size once it has it all
+	// (an RPC; load counts the requests); the RTT is then measured.
+	ResponseSize units.Size `yaml:"response_size" json:"response_size,omitempty"`
 }
 
 // JobSpec is one entry of jobs: a workload with a name and a start offset.

@@ -455,8 +455,8 @@ func (c *checker) workloadAt(p string, w Workload, t Topology, limit units.Durat
 		c.need(w.Load == 0 && w.Duration == 0, p+"load", "load and duration are only read by kinds uniform and messages; remove them")
 	}
 	if w.Kind != "messages" {
-		c.need(w.SizeDist == "" && w.Pattern == "" && w.Buckets == "" && w.BucketCount == 0, p+"size_dist",
-			"size_dist, pattern, buckets and bucket_count are only read by kind messages; remove them")
+		c.need(w.SizeDist == "" && w.Pattern == "" && w.Buckets == "" && w.BucketCount == 0 && w.ResponseSize == 0, p+"size_dist",
+			"size_dist, pattern, buckets, bucket_count and response_size are only read by kind messages; remove them")
 	}
 	switch w.Kind {
 	case "permutation", "uniform", "messages":

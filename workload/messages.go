@@ -21,8 +21,12 @@ type MessagesSpec struct {
 	// Pattern: "uniform" (any other host, fresh for every message; the
 	// default) or "permutation" (every host sends to one fixed other host).
 	Pattern string
-	Seed    uint64
-	Limit   int // most messages (0: MaxMessages)
+	// ResponseBytes > 0 makes every message a request that its receiver
+	// answers, once it has arrived in full, with a response of this size
+	// (an RPC); Load counts the requests only.
+	ResponseBytes int64
+	Seed          uint64
+	Limit         int // most messages (0: MaxMessages)
 }
 
 // Messages compiles an open-loop message workload to a DAG of independent
@@ -52,7 +56,10 @@ func Messages(s MessagesSpec) (*DAG, error) {
 	for _, a := range arr {
 		m := d.msg(a.Src, a.Dst, a.Bytes)
 		m.At = a.Time
-		d.Add(m)
+		req := d.Add(m)
+		if s.ResponseBytes > 0 {
+			d.Add(d.msg(a.Dst, a.Src, s.ResponseBytes), req)
+		}
 	}
 	d.Finish()
 	return d, nil

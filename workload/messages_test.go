@@ -40,3 +40,25 @@ func TestMessagesDAG(t *testing.T) {
 		}
 	}
 }
+
+func TestMessagesRPC(t *testing.T) {
+	d5, err := LoadSizeDist("w5", sdShared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Messages(MessagesSpec{Hosts: []int{0, 1, 2, 3}, Sizes: d5, Load: 0.5, Rate: 10 * units.Gbps, Payload: 1442,
+		Header: 58, Duration: units.Millisecond * 20, Seed: 1, ResponseBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Msgs)%2 != 0 || len(d.Msgs) < 4 {
+		t.Fatalf("%d messages", len(d.Msgs))
+	}
+	for i := 0; i < len(d.Msgs); i += 2 {
+		req, resp := d.Msgs[i], d.Msgs[i+1]
+		succ := d.Successors(int32(i))
+		if resp.Src != req.Dst || resp.Dst != req.Src || resp.Bytes != 100 || d.DepCount[i+1] != 1 || len(succ) != 1 || succ[0] != int32(i+1) {
+			t.Fatalf("request %+v, response %+v", req, resp)
+		}
+	}
+}
