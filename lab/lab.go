@@ -45,10 +45,14 @@ type Sim struct {
 	// and at the end of a messages workload's arrival window (−1: not
 	// measured).
 	windowData [2]int64
-	remaining  []int32
-	start      []sim.Time
-	end        []sim.Time
-	done       int
+	window     bool // the snapshots are scheduled
+	// abandoned holds the messages a transport gave up on (Homa after
+	// max_resends timeouts): they never complete.
+	abandoned map[int32]bool
+	remaining []int32
+	start     []sim.Time
+	end       []sim.Time
+	done      int
 }
 
 // part is one job's share of the DAG: messages [lo, hi) and the job's own
@@ -157,6 +161,7 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	s.connect()
 	s.windowData = [2]int64{-1, -1}
 	if w := spec.Workload; w.Kind == "messages" && len(parts) == 1 {
+		s.window = true
 		s.Sched.At(w.Duration/2, (*windowEnd)(s), 0)
 		s.Sched.At(w.Duration, (*windowEnd)(s), 1)
 	}
@@ -346,8 +351,8 @@ func (s *Sim) connect() {
 	connOf := make(map[key]int32)
 	pool := int32(1)
 	next := map[key]int32{} // per (part, src, dst, ch): the pool's next connection
-	if tc := s.Job.Spec.Transport.TCP; tc.Connections == "pool" {
-		pool = int32(max(tc.PoolSize, 1))
+	if tr := s.Job.Spec.Transport; (tr.Kind == "dctcp" || tr.Kind == "tcp") && tr.TCP.Connections == "pool" {
+		pool = int32(max(tr.TCP.PoolSize, 1))
 	}
 	part := int32(0)
 	d := s.DAG
@@ -424,6 +429,17 @@ func (s *Sim) delivered(i int32, now sim.Time) {
 	}
 }
 
+// abandon records that the transport gave up on message i.
+func (s *Sim) abandon(i int32) {
+	if s.end[i] >= 0 {
+		return // delivered after all (the other side gave up late)
+	}
+	if s.abandoned == nil {
+		s.abandoned = map[int32]bool{}
+	}
+	s.abandoned[i] = true
+}
+
 // Done reports whether every message was delivered.
 func (s *Sim) Done() bool { return s.done == len(s.DAG.Msgs) }
 
@@ -463,6 +479,12 @@ func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.Size
 	}
 	s.Run(ctx, scaled)
 	r := s.Result()
+	if !s.Done() && ctx.Err() == nil && s.Sched.Pending() == 0 && len(s.abandoned) > 0 {
+		err := fmt.Errorf("Homa abandoned %d messages after transport.homa.max_resends timeouts in a row; they never completed (raise max_resends or resend_timeout, or look for lost links)",
+			len(s.abandoned))
+		r.Error = err.Error()
+		return r, err
+	}
 	if !s.Done() && ctx.Err() == nil && s.Sched.Pending() == 0 {
 		// Nothing left to happen, yet messages are missing: a transport
 		// lost track of them. A simulator bug, never the user's.

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"fabriclab/metrics"
@@ -142,5 +143,20 @@ func TestMessagesRPCRoundTrip(t *testing.T) {
 	t.Logf("%d RPCs: RTT p50 %.2f us (alone %.2f us), p99 %.2f us", ld.RPCs, ld.RTT.P50*1e6, med*1e6, ld.RTT.P99*1e6)
 	if ld.RTT.P50 > 1.2*med {
 		t.Errorf("median RTT %.2f us, more than 1.2× the unloaded %.2f us", ld.RTT.P50*1e6, med*1e6)
+	}
+}
+
+// Homa gives up on a message after max_resends timeouts in a row: the run
+// ends with an error saying so, not as a stalled simulation.
+func TestHomaAbandonedMessagesAreReported(t *testing.T) {
+	s := leafSpine(8, 8, 1)
+	s.Topology.HostLink.Rate, s.Topology.FabricLink.Rate = 10*units.Gbps, 40*units.Gbps
+	s.Switch.Buffer, s.Switch.PFC.Enabled = 64*units.KB, false
+	s.Transport.Kind = "homa"
+	s.Transport.Homa = scenario.Homa{MaxResends: 1, ResendTimeout: 2 * units.Microsecond, RTTBytes: 200 * units.KB}
+	s.Workload = scenario.Workload{Kind: "incast", Senders: 7, Target: 0, QPs: 1, Iterations: 1}
+	r, err := Run(context.Background(), job(s, units.MB), nil)
+	if err == nil || !strings.Contains(err.Error(), "Homa abandoned") || r.Complete {
+		t.Fatalf("err %v, complete %v", err, r.Complete)
 	}
 }

@@ -94,7 +94,8 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	n := int(p.hi - p.lo)
 	fcts := make([]float64, 0, n)
 	slows := make([]float64, 0, n)
-	sizes := make([]int64, 0, n) // of the finished messages, as slows
+	var bSizes []int64 // sizes and slowdowns of the finished messages for the size buckets
+	var bSlows []float64
 	rankDone := make([]sim.Time, d.Ranks)
 	record := s.Job.Spec.Sim.RecordFlows
 	var delivered int64
@@ -142,7 +143,11 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 		}
 		fcts = append(fcts, fct)
 		slows = append(slows, slow)
-		sizes = append(sizes, m.Bytes)
+		if d.Collective != metrics.Messages || s.DAG.DepCount[i] == 0 {
+			// The size buckets are the messages' or RPC requests' (a
+			// response's round trip is measured instead).
+			bSizes, bSlows = append(bSizes, m.Bytes), append(bSlows, slow)
+		}
 		if record {
 			r.Records = append(r.Records, metrics.FlowRecord{ID: i, Src: src, Dst: dst, ScaleUp: su,
 				SrcRank: int(m.SrcRank), DstRank: int(m.DstRank), Bytes: m.Bytes, StartS: st.Seconds(),
@@ -176,7 +181,7 @@ func (s *Sim) summary(p part) metrics.SizeResult {
 	switch d.Collective {
 	case metrics.Messages, metrics.Uniform, metrics.FlowList:
 		w := scenario.JobWorkload(s.Job.Spec, p.index)
-		r.SlowdownBySize = metrics.SlowdownBuckets(sizes, slows, w.Buckets, w.BucketCount)
+		r.SlowdownBySize = metrics.SlowdownBuckets(bSizes, bSlows, w.Buckets, w.BucketCount)
 		if d.Collective == metrics.Messages {
 			r.Load = s.messageLoad(p, w, last)
 		}
@@ -214,33 +219,39 @@ func (s *Sim) messageLoad(p part, w scenario.Workload, last sim.Time) *metrics.M
 	mtu, ovh := int64(spec.NIC.MTU), int64(spec.NIC.Overhead)
 	complete := true
 	half := w.Duration / 2
+	var rtts []float64
 	for i := p.lo; i < p.hi; i++ {
-		m := &s.DAG.Msgs[i]
-		ld.Messages++
-		payload += m.Bytes
-		if m.At-p.start >= half {
-			late += m.Bytes
+		if s.DAG.DepCount[i] > 0 {
+			continue // a response: counted with its request
 		}
-		wire += workload.WireBytes(m.Bytes, mtu, ovh)
-		if s.end[i] >= 0 {
-			done += m.Bytes
-		} else {
-			complete = false
+		// A message, or a request and its response (offered at the
+		// request's arrival: the fabric has to carry both).
+		group := append([]int32{i}, s.DAG.Successors(i)...)
+		for _, j := range group {
+			m := &s.DAG.Msgs[j]
+			ld.Messages++
+			payload += m.Bytes
+			if s.DAG.Msgs[i].At-p.start >= half {
+				late += m.Bytes
+			}
+			wire += workload.WireBytes(m.Bytes, mtu, ovh)
+			if s.end[j] >= 0 {
+				done += m.Bytes
+			} else {
+				complete = false
+			}
+		}
+		if len(group) > 1 {
+			ld.RPCs++
+			if resp := group[1]; s.end[resp] >= 0 {
+				rtts = append(rtts, (s.end[resp] - s.start[i]).Seconds())
+			}
 		}
 	}
 	if ld.Messages > 0 {
 		ld.MeanBytes = float64(payload) / float64(ld.Messages)
 	}
 	if w.ResponseSize > 0 {
-		var rtts []float64
-		for i := p.lo; i < p.hi; i++ {
-			for _, j := range s.DAG.Successors(i) { // a request and its response
-				ld.RPCs++
-				if s.end[j] >= 0 {
-					rtts = append(rtts, (s.end[j] - s.start[i]).Seconds())
-				}
-			}
-		}
 		rtt := metrics.Summarize(rtts)
 		ld.RTT = &rtt
 	}
@@ -250,12 +261,22 @@ func (s *Sim) messageLoad(p part, w scenario.Workload, last sim.Time) *metrics.M
 		ld.OfferedLoad = float64(wire) * 8 / ld.DurationS / hosts / float64(spec.Topology.HostLink.Rate)
 	}
 	span := (last - p.start).Seconds()
+	win := s.windowData
+	if s.window && s.Done() {
+		// The run ended before a snapshot was due: nothing was delivered
+		// after the end, so the end's figure stands for it.
+		for k := range win {
+			if win[k] < 0 {
+				win[k] = s.Topo.Net.DeliveredData
+			}
+		}
+	}
 	switch {
-	case s.windowData[0] >= 0 && s.windowData[1] >= 0 && half > 0:
+	case win[0] >= 0 && win[1] >= 0 && half > 0:
 		// Steady state: what hosts received in the window's second half,
 		// packet by packet, against what arrived in it (the first half
 		// fills the network).
-		ld.ThroughputGbps = float64(s.windowData[1]-s.windowData[0]) * 8 / half.Seconds() / hosts / 1e9
+		ld.ThroughputGbps = float64(win[1]-win[0]) * 8 / half.Seconds() / hosts / 1e9
 		ld.OfferedGbps = float64(late) * 8 / half.Seconds() / hosts / 1e9
 	case span > 0:
 		// Several jobs share the fabric: this job's completed messages
@@ -263,7 +284,9 @@ func (s *Sim) messageLoad(p part, w scenario.Workload, last sim.Time) *metrics.M
 		ld.ThroughputGbps = float64(done) * 8 / span / hosts / 1e9
 	}
 	ld.DrainS = max(span-ld.DurationS, 0)
-	ld.Carried = complete && ld.ThroughputGbps >= 0.9*ld.OfferedGbps
+	// Carried: all delivered, at the rate offered, without a backlog that
+	// takes longer than the window itself to drain.
+	ld.Carried = complete && ld.ThroughputGbps >= 0.9*ld.OfferedGbps && ld.DrainS <= ld.DurationS
 	return ld
 }
 

@@ -45,7 +45,15 @@ func newHomaLayer(s *Sim, net *fabric.Network, delivered func(int32, sim.Time)) 
 		p.MaxResends = k.MaxResends
 	}
 	p.FIFOGrantPermille = int(k.FIFOGrantFraction*1000 + 0.5)
-	switch w := spec.Workload; {
+	// The first messages workload (main, then jobs:) drives the priorities.
+	var w scenario.Workload
+	for i := 0; i < Jobs(s.Job); i++ {
+		if jw := scenario.JobWorkload(spec, i); jw.Kind == "messages" {
+			w = jw
+			break
+		}
+	}
+	switch {
 	case k.UnscheduledPriorities > 0:
 		p.UnschedPrios = k.UnscheduledPriorities
 		p.Overcommit = p.Priorities - p.UnschedPrios
@@ -66,6 +74,7 @@ func newHomaLayer(s *Sim, net *fabric.Network, delivered func(int32, sim.Time)) 
 	}
 	t := homa.New(net, homa.Config{Params: p, Overhead: int32(spec.NIC.Overhead)})
 	t.OnDelivered = delivered
+	t.OnAbandoned = func(msg int32, _ sim.Time, _ bool) { s.abandon(msg) }
 	return &homaLayer{t: t}, nil
 }
 

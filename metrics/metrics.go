@@ -251,6 +251,10 @@ type JobResult struct {
 	Flows        int         `json:"flows"`
 	FCT          Percentiles `json:"fct_s"`
 	Slowdown     Percentiles `json:"slowdown"`
+	// A message, uniform or flow-list job's slowdown per size bucket, and
+	// a messages job's load (see SizeResult).
+	SlowdownBySize []SizeBucket `json:"slowdown_by_size,omitempty"`
+	Load           *MessageLoad `json:"load,omitempty"`
 }
 
 // Job makes a job's entry from its summary (a SizeResult over its
@@ -258,7 +262,8 @@ type JobResult struct {
 func Job(name, kind string, startS float64, r SizeResult) JobResult {
 	return JobResult{Name: name, Kind: kind, Algorithm: r.Algorithm, Ranks: r.Ranks, SizeBytes: r.SizeBytes, StartS: startS,
 		CCTS: r.CCTS, AlgBWGBps: r.AlgBWGBps, BusBWGBps: r.BusBWGBps, IdealS: r.IdealS, IdealPct: r.IdealPct,
-		Complete: r.Complete, Iterations: r.Iterations, IterCCT: r.IterCCT, Flows: r.Flows, FCT: r.FCT, Slowdown: r.Slowdown}
+		Complete: r.Complete, Iterations: r.Iterations, IterCCT: r.IterCCT, Flows: r.Flows, FCT: r.FCT, Slowdown: r.Slowdown,
+		SlowdownBySize: r.SlowdownBySize, Load: r.Load}
 }
 
 // SetAlone records the CCT of the job alone and the interference factor

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"fabriclab/metrics"
 	"fabriclab/units"
 )
 
@@ -20,38 +21,51 @@ import (
 func WriteSlowdownTable(w io.Writer, v VariantResult) error {
 	var b strings.Builder
 	for _, r := range sortedResults(v.Results) {
-		if len(r.SlowdownBySize) == 0 {
+		row := ""
+		if len(v.Results) > 1 {
+			row = fmt.Sprintf(", %s row", units.Size(r.SizeBytes))
+		}
+		if len(r.Jobs) == 0 {
+			slowdownTable(&b, row, r.SlowdownBySize, r.Load)
 			continue
 		}
-		b.WriteString("# slowdown by message size")
-		if len(v.Results) > 1 {
-			fmt.Fprintf(&b, ", %s row", units.Size(r.SizeBytes))
+		for _, j := range r.Jobs { // several jobs: each one's own
+			slowdownTable(&b, row+", job "+j.Name, j.SlowdownBySize, j.Load)
 		}
-		if ld := r.Load; ld != nil {
-			verdict := "carried"
-			if !ld.Carried {
-				verdict = "NOT carried"
-			}
-			fmt.Fprintf(&b, ": %s, %d messages; load offered %.2f of the link (%.2f Gb/s per host), throughput %.2f Gb/s per host, drained %s ms after the %s ms window: %s",
-				ld.SizeDist, ld.Messages, ld.OfferedLoad, ld.OfferedGbps, ld.ThroughputGbps, ms(ld.DrainS), ms(ld.DurationS), verdict)
-			if ld.RTT != nil {
-				fmt.Fprintf(&b, "; %d RPCs, RTT p50 %s us, p99 %s us, max %s us", ld.RPCs, usec(ld.RTT.P50), usec(ld.RTT.P99), usec(ld.RTT.Max))
-			}
-		}
-		b.WriteString("\n")
-		rows := [][]string{{"size", "count", "mean", "p50", "p99", "p99.9", "max"}, {"(B)", "", "", "", "", "", ""}}
-		for _, k := range r.SlowdownBySize {
-			sd := k.Slowdown
-			size := fmt.Sprintf("%d–%d", k.LoBytes, k.HiBytes)
-			if k.LoBytes == k.HiBytes {
-				size = fmt.Sprint(k.LoBytes)
-			}
-			rows = append(rows, []string{size, fmt.Sprint(sd.Count), f2(sd.Mean), f2(sd.P50), f2(sd.P99), f2(sd.P999), f2(sd.Max)})
-		}
-		alignRows(&b, rows, 2)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// slowdownTable writes one slowdown-by-size table (nothing without
+// buckets); what names the row or job.
+func slowdownTable(b *strings.Builder, what string, buckets []metrics.SizeBucket, ld *metrics.MessageLoad) {
+	if len(buckets) == 0 {
+		return
+	}
+	b.WriteString("# slowdown by message size" + what)
+	if ld != nil {
+		verdict := "carried"
+		if !ld.Carried {
+			verdict = "NOT carried"
+		}
+		fmt.Fprintf(b, ": %s, %d messages; load offered %.2f of the link (%.2f Gb/s per host), throughput %.2f Gb/s per host, drained %s ms after the %s ms window: %s",
+			ld.SizeDist, ld.Messages, ld.OfferedLoad, ld.OfferedGbps, ld.ThroughputGbps, ms(ld.DrainS), ms(ld.DurationS), verdict)
+		if ld.RTT != nil {
+			fmt.Fprintf(b, "; %d RPCs, RTT p50 %s us, p99 %s us, max %s us", ld.RPCs, usec(ld.RTT.P50), usec(ld.RTT.P99), usec(ld.RTT.Max))
+		}
+	}
+	b.WriteString("\n")
+	rows := [][]string{{"size", "count", "mean", "p50", "p99", "p99.9", "max"}, {"(B)", "", "", "", "", "", ""}}
+	for _, k := range buckets {
+		sd := k.Slowdown
+		size := fmt.Sprintf("%d–%d", k.LoBytes, k.HiBytes)
+		if k.LoBytes == k.HiBytes {
+			size = fmt.Sprint(k.LoBytes)
+		}
+		rows = append(rows, []string{size, fmt.Sprint(sd.Count), f2(sd.Mean), f2(sd.P50), f2(sd.P99), f2(sd.P999), f2(sd.Max)})
+	}
+	alignRows(b, rows, 2)
 }
 
 func f2(x float64) string { return fmt.Sprintf("%.2f", x) }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,10 +101,23 @@ func (c *checker) messages(p string, w Workload, s *Scenario, ranks int, limit u
 		c.fail(p+"size_dist", "%v", err)
 		return
 	}
-	spec := workload.PoissonSpec{Hosts: ranks, Load: w.Load, Rate: s.Topology.HostLink.Rate,
-		Payload: int64(s.NIC.MTU), Header: int64(s.NIC.Overhead), Sizes: d}
-	if n := spec.PoissonRate() * float64(ranks) * w.Duration.Seconds(); n > maxMessages {
-		c.fail(p+"duration", "about %.0f messages at load %v for %v, more than the limit of %d; shorten duration", n, w.Load, w.Duration, maxMessages)
+	mtu, ovh := int64(s.NIC.MTU), int64(s.NIC.Overhead)
+	spec := workload.PoissonSpec{Hosts: ranks, Load: w.Load, Rate: s.Topology.HostLink.Rate, Payload: mtu, Header: ovh, Sizes: d}
+	// The bound Poisson itself applies (a margin of 6 standard deviations
+	// over the expected count), on requests and responses together.
+	most := float64(maxMessages)
+	if w.ResponseSize > 0 {
+		most /= 2
+	}
+	if n := spec.PoissonRate() * float64(ranks) * w.Duration.Seconds(); n+6*math.Sqrt(n) > most {
+		c.fail(p+"duration", "about %.0f messages at load %v for %v, more than the limit of %d; shorten duration", n*maxMessages/most, w.Load, w.Duration, maxMessages)
+		return
+	}
+	if w.ResponseSize > 0 {
+		// Each host answers as many requests as it sends: its link carries
+		// its requests and its responses.
+		total := w.Load * (1 + float64(workload.WireBytes(int64(w.ResponseSize), mtu, ovh))/workload.MeanWireBytes(d, mtu, ovh))
+		c.need(total <= 1, p+"response_size", "requests at load %v and their %v responses need %.2f of every host link; lower load or response_size", w.Load, w.ResponseSize, total)
 	}
 }
 
@@ -149,6 +163,7 @@ func (c *checker) transportKnobs(t Transport) {
 	c.need(tc.MinRTO >= 0, tp+"min_rto", "must not be negative (0 = 10ms), got %v", tc.MinRTO)
 	c.need(tc.AckEvery >= 0, tp+"ack_every", "must not be negative (0 = every segment), got %d", tc.AckEvery)
 	c.need(tc.Connections == "" || oneOf(tc.Connections, tcpKinds), tp+"connections", "unknown policy %q; use one of: %s", tc.Connections, choices(tcpKinds))
-	c.need(tc.PoolSize >= 0 && tc.PoolSize <= 1024, tp+"pool_size", "must be between 1 and 1024, got %d", tc.PoolSize)
+	c.need(tc.PoolSize >= 0 && tc.PoolSize <= 1024, tp+"pool_size", "must be between 2 and 1024, got %d", tc.PoolSize)
 	c.need(tc.PoolSize == 0 || tc.Connections == "pool", tp+"pool_size", "is read by connections: pool only")
+	c.need(tc.Connections != "pool" || tc.PoolSize >= 2, tp+"pool_size", "connections: pool needs a pool_size of at least 2 connections per pair, got %d", tc.PoolSize)
 }

@@ -467,6 +467,7 @@ func (c *checker) workloadAt(p string, w Workload, t Topology, limit units.Durat
 		}
 		if w.Kind == "messages" {
 			c.messages(p, w, c.spec, ranks, limit)
+			c.need(w.File == "", p+"file", "is only read by kind flows; remove it or set kind: flows")
 			return
 		}
 	case "incast", "flows":
@@ -713,13 +714,18 @@ func Notes(s *Scenario) []string {
 		policies = append(policies, tf.Forwarding)
 	}
 	for _, p := range policies {
-		if reorders[p] && s.NIC.OutOfOrder == "go-back-n" && (s.Transport.Kind == "roce" || s.Transport.Kind == "") {
+		if !reorders[p] {
+			continue
+		}
+		switch k := s.Transport.Kind; {
+		case (k == "roce" || k == "") && s.NIC.OutOfOrder == "go-back-n":
 			out = append(out, fmt.Sprintf("forwarding %s reorders packets but nic.out_of_order is go-back-n: every reordering costs a NACK and a resend (set nic.out_of_order: accept for NICs built for it)", p))
-		}
-		if reorders[p] && (s.Transport.Kind == "dctcp" || s.Transport.Kind == "tcp") {
+		case k == "dctcp" || k == "tcp":
 			out = append(out, fmt.Sprintf("forwarding %s reorders packets: TCP takes three duplicate ACKs as a loss, so reordering costs fast retransmits and window cuts (ecmp or flowlet keep a connection's packets in order)", p))
-			break
+		default:
+			continue
 		}
+		break // one note is enough
 	}
 	return out
 }

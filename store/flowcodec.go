@@ -134,12 +134,21 @@ func decodeFlows(data []byte, dst []metrics.FlowRecord) ([]metrics.FlowRecord, e
 		return dst, fmt.Errorf("unknown chunk layout %d", layout)
 	}
 	n, k := binary.Uvarint(data[1:])
-	if k <= 0 || n > 1<<24 {
+	if k <= 0 || n > flowChunk {
 		return dst, errors.New("bad record count")
 	}
 	raw, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(data[1+k:])), int64(n)*(11*binary.MaxVarintLen64)+1))
 	if err != nil {
 		return dst, err
+	}
+	// Every record takes at least one byte per integer column (and 8 per
+	// float column): refuse a count the data cannot hold before allocating.
+	least := uint64(10)
+	if layout == flowsFloats {
+		least = 7 + 5*8
+	}
+	if uint64(len(raw)) < n*least {
+		return dst, errors.New("truncated chunk")
 	}
 	base := len(dst)
 	dst = append(dst, make([]metrics.FlowRecord, n)...)

@@ -1,11 +1,15 @@
 package store
 
 import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -82,11 +86,34 @@ func TestFlowCodecRoundTrip(t *testing.T) {
 }
 
 // A damaged chunk is an error, never a panic or a wrong record count.
+// A chunk claiming more records than it holds is refused before anything is
+// allocated for them.
+func TestDecodeFlowsRefusesHugeCounts(t *testing.T) {
+	for _, n := range []uint64{flowChunk + 1, 1 << 24, flowChunk} {
+		var zb bytes.Buffer
+		zw, _ := flate.NewWriter(&zb, flate.BestSpeed)
+		zw.Write([]byte{0})
+		zw.Close()
+		chunk := binary.AppendUvarint([]byte{flowsPicoseconds}, n)
+		chunk = append(chunk, zb.Bytes()...)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := decodeFlows(chunk, nil); err == nil {
+			t.Fatalf("count %d accepted", n)
+		}
+		runtime.ReadMemStats(&after)
+		if b := after.TotalAlloc - before.TotalAlloc; b > 1<<20 {
+			t.Errorf("count %d: %d bytes allocated for a 12-byte chunk", n, b)
+		}
+	}
+}
+
 func FuzzDecodeFlows(f *testing.F) {
 	good, _ := encodeFlows(simFlows(50, 1, true))
 	f.Add(good)
 	f.Add(good[:len(good)/2])
 	f.Add([]byte{1, 200, 1})
+	f.Add([]byte{1, 0x80, 0x80, 0x80, 0x08, 0x62, 0x00, 0x04, 0x00, 0x00, 0xff, 0xff}) // a huge count, no data
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs, err := decodeFlows(data, nil)
 		if err != nil && len(recs) != 0 {
