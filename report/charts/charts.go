@@ -131,10 +131,17 @@ func largest(s series) *metrics.SizeResult {
 func build(ss []series) ([]Chart, error) {
 	var cs []Chart
 	add := func(c Chart) { cs = append(cs, c) }
-	add(sizeChart("busbw", "Bus bandwidth vs data size", "bus bandwidth (GB/s)", ss, func(r metrics.SizeResult) float64 { return r.BusBWGBps }, 1))
-	add(sizeChart("ideal", "Percent of ideal vs data size", "% of ideal", ss, func(r metrics.SizeResult) float64 { return r.IdealPct }, 1))
-	tu, tname := timeUnit(ss, func(r metrics.SizeResult) []float64 { return []float64{r.CCTS} })
-	add(sizeChart("cct", "Collective completion time vs data size", "CCT ("+tname+")", ss, func(r metrics.SizeResult) float64 { return r.CCTS }, tu))
+	if onlyMessages(ss) {
+		why := "Message workloads have no data-size sweep or bus bandwidth: see the slowdown charts."
+		add(skip("busbw", "Bus bandwidth vs data size", why))
+		add(skip("ideal", "Percent of ideal vs data size", why))
+		add(skip("cct", "Collective completion time vs data size", why))
+	} else {
+		add(sizeChart("busbw", "Bus bandwidth vs data size", "bus bandwidth (GB/s)", ss, func(r metrics.SizeResult) float64 { return r.BusBWGBps }, 1))
+		add(sizeChart("ideal", "Percent of ideal vs data size", "% of ideal", ss, func(r metrics.SizeResult) float64 { return r.IdealPct }, 1))
+		tu, tname := timeUnit(ss, func(r metrics.SizeResult) []float64 { return []float64{r.CCTS} })
+		add(sizeChart("cct", "Collective completion time vs data size", "CCT ("+tname+")", ss, func(r metrics.SizeResult) float64 { return r.CCTS }, tu))
+	}
 	add(fctCurve(ss))
 	add(fctCDF(ss))
 	add(rankDone(ss))
@@ -694,6 +701,21 @@ func writeHTML(w io.Writer, srcs []Source, cs []Chart) error {
 	b.WriteString("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// onlyMessages reports whether every result is an open-loop message
+// workload's (whose one "size" is a mean message size).
+func onlyMessages(ss []series) bool {
+	n := 0
+	for _, s := range ss {
+		for _, r := range s.v.Results {
+			if r.Load == nil {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // slowdownChart: the slowdown percentile q (p50, p99) of each size bucket

@@ -139,3 +139,25 @@ func TestCountTicks(t *testing.T) {
 		}
 	}
 }
+
+// A report of message workloads only draws the slowdown charts instead of
+// the data-size charts, which say why they are missing.
+func TestReportOfMessageWorkloads(t *testing.T) {
+	o := synthetic()
+	for i := range o.Variants {
+		rs := o.Variants[i].Results[:1]
+		rs[0].Load = &metrics.MessageLoad{Messages: 10}
+		o.Variants[i].Results = rs
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []Source{{Label: "run 1", Output: o}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h := b.String()
+	if !strings.Contains(h, "no data-size sweep or bus bandwidth") || !strings.Contains(h, "99th-percentile slowdown") {
+		t.Error("report of message workloads lacks the skip note or the slowdown chart")
+	}
+	if n := len(svgRe.FindAllString(h, -1)); n != 10 {
+		t.Errorf("%d charts, want 10", n)
+	}
+}
