@@ -1,7 +1,9 @@
 package homa
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"fabriclab/sim"
 	"fabriclab/units"
@@ -195,8 +197,13 @@ type Stats struct {
 // restarts it. Probes count towards MaxResends like RESENDs.
 //
 // Nothing here is sized by the fabric: the endpoint allocates per message,
-// not per packet, and scans its messages linearly on each packet (a host has
-// tens of messages in flight, not thousands).
+// not per packet. A sender can have thousands of messages queued behind a
+// busy uplink, so the per-packet work on the sending side (the SRPT choice,
+// the earliest timer, finding the message of a control packet) goes through
+// indexes of O(log n) or O(1) cost (see index.go). The receiver's grant
+// schedule still scans its incomplete inbound messages, of which a host
+// has few: single-packet messages, the bulk of small-message workloads,
+// complete on arrival and never join them.
 type Endpoint struct {
 	p      Params
 	host   int32
@@ -204,16 +211,21 @@ type Endpoint struct {
 	last   sim.Time
 	seq    uint64
 
-	out  []*outMsg // outbound, in submission order
-	outs map[MsgID]*outMsg
-	in   []*inMsg // inbound, in order first seen
-	ins  map[MsgID]*inMsg
+	nout   int // outbound messages (not yet ACKed or abandoned)
+	outs   idMap[*outMsg]
+	sendq  sendQueue // the sendable outbound messages, SRPT order
+	in     []*inMsg  // inbound, in order first seen
+	ins    map[MsgID]*inMsg
+	timers timerHeap // the messages whose resend timer may run
+
+	inDue  []*inMsg  // scratch for Advance
+	outDue []*outMsg // scratch for Advance
 
 	ctrl     []Packet // control packets waiting for the link, FIFO
 	ctrlHead int
 	events   []Event
 
-	done     map[MsgID]int32 // recently completed inbound messages → sender
+	done     idMap[int32] // recently completed inbound messages → sender
 	doneRing []MsgID
 	doneNext int
 
@@ -240,6 +252,7 @@ type outMsg struct {
 	rtx      []span     // ranges to send again, oldest first
 	quiet    sim.Time   // last time we sent or heard anything for it
 	timeouts int
+	si, ti   int // index in Endpoint.sendq and Endpoint.timers, −1 if absent
 }
 
 func (m *outMsg) sendable() bool { return len(m.rtx) > 0 || m.next < m.granted }
@@ -255,6 +268,7 @@ type inMsg struct {
 	prio     uint8 // scheduled level of the latest grant
 	quiet    sim.Time
 	timeouts int
+	ti       int // index in Endpoint.timers, −1 if absent
 }
 
 func (m *inMsg) remaining() units.Size { return m.length - m.received }
@@ -267,8 +281,7 @@ func NewEndpoint(host int32, p Params) *Endpoint {
 	}
 	return &Endpoint{
 		p: p, host: host, window: p.Window(),
-		outs: make(map[MsgID]*outMsg), ins: make(map[MsgID]*inMsg),
-		done: make(map[MsgID]int32),
+		ins: make(map[MsgID]*inMsg),
 	}
 }
 
@@ -279,7 +292,7 @@ func (e *Endpoint) Params() Params { return e.p }
 func (e *Endpoint) Stats() Stats { return e.stats }
 
 // Outbound is the number of messages e is sending (not yet ACKed or abandoned).
-func (e *Endpoint) Outbound() int { return len(e.out) }
+func (e *Endpoint) Outbound() int { return e.nout }
 
 // Inbound is the number of incomplete messages e is receiving.
 func (e *Endpoint) Inbound() int { return len(e.in) }
@@ -308,7 +321,8 @@ func (e *Endpoint) Submit(now sim.Time, m Message) error {
 		return fmt.Errorf("homa: host %d: message %v has length %d", e.host, m.ID, m.Length)
 	case m.Dst == e.host:
 		return fmt.Errorf("homa: host %d: message %v addressed to itself", e.host, m.ID)
-	case e.outs[m.ID] != nil:
+	}
+	if _, ok := e.outs.get(m.ID); ok {
 		return fmt.Errorf("homa: host %d: message %v already being sent", e.host, m.ID)
 	}
 	e.seq++
@@ -317,38 +331,50 @@ func (e *Endpoint) Submit(now sim.Time, m Message) error {
 		granted: e.p.Unscheduled(m.Length),
 		unPrio:  e.p.UnschedPrio(m.Length),
 		quiet:   now,
+		si:      -1, ti: -1,
 	}
-	e.out = append(e.out, o)
-	e.outs[m.ID] = o
+	e.nout++
+	e.outs.put(m.ID, o)
+	e.queueOut(o)
+	e.watchOut(o)
 	return nil
+}
+
+// queueOut puts o in the send queue if it has become sendable.
+func (e *Endpoint) queueOut(o *outMsg) {
+	if o.si < 0 && o.sendable() {
+		e.sendq.push(o)
+	}
+}
+
+// watchOut puts o in the timer heap if it has started waiting. A message
+// already there keeps its key: its deadline cannot have moved earlier.
+func (e *Endpoint) watchOut(o *outMsg) {
+	if o.ti < 0 && o.waiting() {
+		e.timers.push(timer{at: o.quiet + e.p.ResendTimeout, o: o})
+	}
+}
+
+// watchIn puts m in the timer heap if it has started expecting data.
+func (e *Endpoint) watchIn(m *inMsg) {
+	if m.ti < 0 && m.expecting() {
+		e.timers.push(timer{at: m.quiet + e.p.ResendTimeout, m: m})
+	}
 }
 
 // HasPacket reports whether NextPacket would return a packet.
 func (e *Endpoint) HasPacket() bool {
-	if e.ctrlHead < len(e.ctrl) {
-		return true
-	}
-	for _, o := range e.out {
-		if o.sendable() {
-			return true
-		}
-	}
-	return false
+	return e.ctrlHead < len(e.ctrl) || len(e.sendq) > 0
 }
 
 // srptHead is the outbound message whose packet goes next: the sendable
-// one with the fewest untransmitted bytes (nil if none).
+// one with the fewest untransmitted bytes, the earliest submitted among
+// equals (nil if none).
 func (e *Endpoint) srptHead() *outMsg {
-	var best *outMsg
-	for _, o := range e.out {
-		if !o.sendable() {
-			continue
-		}
-		if best == nil || o.length-o.next < best.length-best.next {
-			best = o // e.out is in submission order: ties keep the earlier
-		}
+	if len(e.sendq) == 0 {
+		return nil
 	}
-	return best
+	return e.sendq[0]
 }
 
 // NextPrio is the priority level of the packet NextPacket would return now,
@@ -404,6 +430,10 @@ func (e *Endpoint) NextPacket(now sim.Time) (Packet, bool) {
 		o.next += pk.Bytes
 	}
 	o.quiet = now
+	if !o.sendable() {
+		e.sendq.remove(o.si)
+		e.watchOut(o)
+	}
 	e.stats.DataSent++
 	return pk, true
 }
@@ -442,7 +472,7 @@ func (e *Endpoint) Receive(now sim.Time, pk Packet) {
 	case Probe:
 		e.onProbe(now, pk)
 	case Grant, Resend, Ack:
-		o := e.outs[pk.ID]
+		o, _ := e.outs.get(pk.ID)
 		if o == nil {
 			e.stats.UnknownControl++
 			return
@@ -454,15 +484,17 @@ func (e *Endpoint) Receive(now sim.Time, pk Packet) {
 				o.granted = g
 			}
 			o.schPrio = pk.GrantPrio
+			e.queueOut(o)
 		case Resend:
 			e.onResend(o, pk)
+			e.queueOut(o)
 		case Ack:
 			e.removeOut(o)
 			e.stats.Acked++
 			e.events = append(e.events, Event{Kind: Acked, ID: o.id, Peer: o.dst, Length: o.length, At: now})
 		}
 	case Busy:
-		if o := e.outs[pk.ID]; o != nil {
+		if o, _ := e.outs.get(pk.ID); o != nil {
 			o.quiet, o.timeouts = now, 0
 		} else if m := e.ins[pk.ID]; m != nil {
 			m.quiet, m.timeouts = now, 0
@@ -503,17 +535,21 @@ func (e *Endpoint) onResend(o *outMsg, pk Packet) {
 }
 
 func (e *Endpoint) removeOut(o *outMsg) {
-	delete(e.outs, o.id)
-	for i, x := range e.out {
-		if x == o {
-			e.out = append(e.out[:i], e.out[i+1:]...)
-			break
-		}
+	e.outs.del(o.id)
+	e.nout--
+	if o.si >= 0 {
+		e.sendq.remove(o.si)
+	}
+	if o.ti >= 0 {
+		e.timers.remove(o.ti)
 	}
 }
 
 func (e *Endpoint) removeIn(m *inMsg) {
 	delete(e.ins, m.id)
+	if m.ti >= 0 {
+		e.timers.remove(m.ti)
+	}
 	for i, x := range e.in {
 		if x == m {
 			e.in = append(e.in[:i], e.in[i+1:]...)
@@ -529,11 +565,11 @@ func (e *Endpoint) remember(id MsgID, src int32) {
 	if len(e.doneRing) < e.p.DoneMemory {
 		e.doneRing = append(e.doneRing, id)
 	} else {
-		delete(e.done, e.doneRing[e.doneNext])
+		e.done.del(e.doneRing[e.doneNext])
 		e.doneRing[e.doneNext] = id
 		e.doneNext = (e.doneNext + 1) % e.p.DoneMemory
 	}
-	e.done[id] = src
+	e.done.put(id, src)
 }
 
 func (e *Endpoint) newIn(now sim.Time, id MsgID, src int32, length units.Size) *inMsg {
@@ -544,21 +580,31 @@ func (e *Endpoint) newIn(now sim.Time, id MsgID, src int32, length units.Size) *
 		got:     make([]uint64, (npk+63)/64),
 		granted: e.p.Unscheduled(length),
 		quiet:   now,
+		ti:      -1,
 	}
 	e.in = append(e.in, m)
 	e.ins[id] = m
+	e.watchIn(m)
 	return m
 }
 
 func (e *Endpoint) onData(now sim.Time, pk Packet) {
 	m := e.ins[pk.ID]
 	if m == nil {
-		if _, ok := e.done[pk.ID]; ok {
+		if _, ok := e.done.get(pk.ID); ok {
 			e.stats.DuplicateData++
 			e.control(Ack, pk.Src, pk.ID)
 			return
 		}
 		if pk.Length <= 0 {
+			return
+		}
+		if pk.Offset == 0 && pk.Length <= e.p.MTU {
+			// The whole message in one packet: it would be created and
+			// completed at once, leaving no state but its sequence number.
+			e.seq++
+			e.complete(now, pk.ID, pk.Src, pk.Length)
+			e.schedule()
 			return
 		}
 		m = e.newIn(now, pk.ID, pk.Src, pk.Length)
@@ -576,12 +622,18 @@ func (e *Endpoint) onData(now sim.Time, pk Packet) {
 	}
 	if m.received >= m.length {
 		e.removeIn(m)
-		e.remember(m.id, m.src)
-		e.control(Ack, m.src, m.id)
-		e.stats.Delivered++
-		e.events = append(e.events, Event{Kind: Delivered, ID: m.id, Peer: m.src, Length: m.length, At: now, Inbound: true})
+		e.complete(now, m.id, m.src, m.length)
 	}
 	e.schedule()
+}
+
+// complete acknowledges and delivers inbound message id, which has left (or
+// never joined) the incomplete ones.
+func (e *Endpoint) complete(now sim.Time, id MsgID, src int32, length units.Size) {
+	e.remember(id, src)
+	e.control(Ack, src, id)
+	e.stats.Delivered++
+	e.events = append(e.events, Event{Kind: Delivered, ID: id, Peer: src, Length: length, At: now, Inbound: true})
 }
 
 func (e *Endpoint) onProbe(now sim.Time, pk Packet) {
@@ -605,7 +657,7 @@ func (e *Endpoint) onProbe(now sim.Time, pk Packet) {
 		}
 		return
 	}
-	if _, ok := e.done[pk.ID]; ok {
+	if _, ok := e.done.get(pk.ID); ok {
 		e.control(Ack, pk.Src, pk.ID)
 		return
 	}
@@ -666,6 +718,7 @@ func (e *Endpoint) schedule() {
 			}
 			granted += target - m.granted
 			m.grant(target, e.last)
+			e.watchIn(m)
 			g := e.control(Grant, m.src, m.id)
 			g.Offset, g.GrantPrio = m.granted, m.prio
 			again = again || m.granted >= m.length
@@ -698,6 +751,7 @@ func (e *Endpoint) fifoGrants(srpt units.Size, p int64, act []*inMsg) {
 		}
 		e.fifoCredit -= price
 		old.grant(min(old.length, old.granted+e.p.MTU), e.last)
+		e.watchIn(old)
 		g := e.control(Grant, old.src, old.id)
 		g.Offset, g.GrantPrio = old.granted, 0
 		e.stats.FIFOGrants++
@@ -732,34 +786,65 @@ func (o *outMsg) waiting() bool { return !o.sendable() }
 
 // NextDeadline is the earliest time at which Advance has work, or NoDeadline.
 func (e *Endpoint) NextDeadline() sim.Time {
-	d := NoDeadline
-	for _, o := range e.out {
-		if o.waiting() {
-			d = min(d, o.quiet+e.p.ResendTimeout)
+	for len(e.timers) > 0 {
+		t := &e.timers[0]
+		d, ok := e.deadline(t)
+		switch {
+		case !ok:
+			e.timers.remove(0)
+		case d != t.at:
+			t.at = d // later than the key: it heard something since
+			e.timers.down(0)
+		default:
+			return d
 		}
 	}
-	for _, m := range e.in {
-		if m.expecting() {
-			d = min(d, m.quiet+e.p.ResendTimeout)
-		}
+	return NoDeadline
+}
+
+// deadline is the current deadline of t's message, false if its timer does
+// not run.
+func (e *Endpoint) deadline(t *timer) (sim.Time, bool) {
+	if o := t.o; o != nil {
+		return o.quiet + e.p.ResendTimeout, o.waiting()
 	}
-	return d
+	return t.m.quiet + e.p.ResendTimeout, t.m.expecting()
 }
 
 // Advance runs every timeout due by now: RESENDs for inbound messages whose
 // expected data is late, PROBEs for outbound messages that heard nothing,
-// and abandonment after MaxResends unanswered timeouts.
+// and abandonment after MaxResends unanswered timeouts. Inbound messages go
+// first, each side in the order of the messages' sequence numbers (first
+// seen, submitted): that is the order of the control packets. Handling one
+// message never makes another due or not due (a grant that starts a timer
+// starts it now), so the due ones are all taken from the heap first.
 func (e *Endpoint) Advance(now sim.Time) {
 	now = e.clock(now)
-	to := e.p.ResendTimeout
-	for i := 0; i < len(e.in); i++ {
-		m := e.in[i]
-		if !m.expecting() || m.quiet+to > now {
-			continue
+	inDue, outDue := e.inDue[:0], e.outDue[:0]
+	for len(e.timers) > 0 && e.timers[0].at <= now {
+		t := &e.timers[0]
+		d, ok := e.deadline(t)
+		switch {
+		case !ok:
+			e.timers.remove(0)
+		case d > now:
+			t.at = d
+			e.timers.down(0)
+		default:
+			if t.o != nil {
+				outDue = append(outDue, t.o)
+			} else {
+				inDue = append(inDue, t.m)
+			}
+			e.timers.remove(0)
 		}
+	}
+	slices.SortFunc(inDue, func(a, b *inMsg) int { return cmp.Compare(a.seq, b.seq) })
+	slices.SortFunc(outDue, func(a, b *outMsg) int { return cmp.Compare(a.seq, b.seq) })
+	for i, m := range inDue {
+		inDue[i] = nil
 		if m.timeouts >= e.p.MaxResends {
 			e.removeIn(m)
-			i--
 			e.stats.Abandoned++
 			e.events = append(e.events, Event{Kind: Abandoned, ID: m.id, Peer: m.src, Length: m.length, At: now, Inbound: true})
 			e.schedule() // its grants may go to another message now
@@ -770,15 +855,12 @@ func (e *Endpoint) Advance(now sim.Time) {
 		e.stats.Timeouts++
 		off, end := e.firstMissing(m)
 		e.resend(m, off, end)
+		e.watchIn(m)
 	}
-	for i := 0; i < len(e.out); i++ {
-		o := e.out[i]
-		if !o.waiting() || o.quiet+to > now {
-			continue
-		}
+	for i, o := range outDue {
+		outDue[i] = nil
 		if o.timeouts >= e.p.MaxResends {
 			e.removeOut(o)
-			i--
 			e.stats.Abandoned++
 			e.events = append(e.events, Event{Kind: Abandoned, ID: o.id, Peer: o.dst, Length: o.length, At: now})
 			continue
@@ -788,7 +870,9 @@ func (e *Endpoint) Advance(now sim.Time) {
 		e.stats.Timeouts++
 		pr := e.control(Probe, o.dst, o.id)
 		pr.Length, pr.Offset = o.length, o.next
+		e.watchOut(o)
 	}
+	e.inDue, e.outDue = inDue[:0], outDue[:0]
 }
 
 // resend asks m's sender for [off, end) again: unscheduled bytes at their

@@ -85,7 +85,7 @@ type Transport struct {
 	// its ACK is lost and the receiver has forgotten it. Entries go when
 	// the sender sees the ACK (or gives up), so the map stays as small as
 	// the number of messages in flight.
-	delivered map[MsgID]struct{}
+	delivered idMap[struct{}]
 }
 
 // New attaches a Homa NIC to every host port of net. It panics on invalid
@@ -106,7 +106,7 @@ func New(net *fabric.Network, cfg Config) *Transport {
 	if cfg.ControlWire <= 0 {
 		cfg.ControlWire = DefaultControlWire
 	}
-	t := &Transport{cfg: cfg, net: net, delivered: make(map[MsgID]struct{})}
+	t := &Transport{cfg: cfg, net: net}
 	t.NICs = make([]*NIC, len(net.HostPorts))
 	for h, pt := range net.HostPorts {
 		if pt == nil {
@@ -255,20 +255,20 @@ func (t *Transport) Pending() int {
 func (t *Transport) event(n *NIC, ev Event) {
 	switch ev.Kind {
 	case Delivered:
-		if _, dup := t.delivered[ev.ID]; dup {
+		if _, dup := t.delivered.get(ev.ID); dup {
 			n.dupDeliveries++
 			return
 		}
-		t.delivered[ev.ID] = struct{}{}
+		t.delivered.put(ev.ID, struct{}{})
 		t.DeliveredPayload += int64(ev.Length)
 		if t.OnDelivered != nil {
 			t.OnDelivered(int32(ev.ID.RPC), ev.At)
 		}
 	case Acked:
-		delete(t.delivered, ev.ID)
+		t.delivered.del(ev.ID)
 	case Abandoned:
 		if !ev.Inbound {
-			delete(t.delivered, ev.ID)
+			t.delivered.del(ev.ID)
 		}
 		if t.OnAbandoned != nil {
 			t.OnAbandoned(int32(ev.ID.RPC), ev.At, ev.Inbound)
