@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +50,52 @@ func TestRunRealScenarioIsDeterministic(t *testing.T) {
 	}
 	if len(ja) < 1000 {
 		t.Fatalf("suspiciously small output: %s", ja)
+	}
+}
+
+// A message workload end to end: the table has each variant's slowdown
+// table, the JSON its buckets and load, the store keeps them, and the
+// report draws the slowdown charts.
+func TestRunMessageWorkload(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	a := newApp(&stdout, &stderr)
+	db := filepath.Join(dir, "lab.db")
+	report := filepath.Join(dir, "r.html")
+	code := a.execute(context.Background(), []string{"run", "../../examples/homa-w5.yaml", "--set", "topology.hosts=32",
+		"--set", "workload.duration=2ms", "--db", db, "--json", filepath.Join(dir, "out.json"), "--report", report})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "# slowdown by message size: w5, "); n != 4 {
+		t.Errorf("%d slowdown tables, want one per variant:\n%s", n, stdout.String())
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "out.json"))
+	var o struct {
+		Variants []struct {
+			Results []struct {
+				Load     *struct{ Messages int } `json:"load"`
+				Buckets  []any                   `json:"slowdown_by_size"`
+				Complete bool                    `json:"complete"`
+			} `json:"results"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range o.Variants {
+		r := v.Results[0]
+		if !r.Complete || r.Load == nil || r.Load.Messages == 0 || len(r.Buckets) == 0 {
+			t.Errorf("variant %d: %+v", i, r)
+		}
+	}
+	stdout.Reset()
+	if code := newApp(&stdout, &bytes.Buffer{}).execute(context.Background(), []string{"show", "1", "--db", db}); code != 0 ||
+		strings.Count(stdout.String(), "# slowdown by message size") != 4 {
+		t.Errorf("show: exit %d\n%s", code, stdout.String())
+	}
+	h, _ := os.ReadFile(report)
+	if !bytes.Contains(h, []byte("99th-percentile slowdown")) {
+		t.Error("report has no slowdown chart")
 	}
 }
