@@ -113,7 +113,7 @@ func New(net *fabric.Network, cfg Config) *Transport {
 			continue
 		}
 		nic := &NIC{t: t, host: int32(h), port: pt, ep: NewEndpoint(int32(h), cfg.Params),
-			name: fabric.HostName(h), timerAt: NoDeadline}
+			name: fabric.HostName(h)}
 		t.NICs[h] = nic
 		net.SetHost(h, nic, nic)
 	}
@@ -284,9 +284,9 @@ type NIC struct {
 	port *fabric.Port
 	ep   *Endpoint
 
-	timerAt  sim.Time // time of the pending timer event, NoDeadline = none
-	events   []Event  // reused buffer for TakeEvents
-	draining bool     // inside after(): a nested call leaves the work to it
+	timer    sim.Timer // the endpoint's pending timer event
+	events   []Event   // reused buffer for TakeEvents
+	draining bool      // inside after(): a nested call leaves the work to it
 
 	dupDeliveries uint64 // deliveries after the first (at-least-once)
 	// onReceive, if set, runs after the endpoint handled each packet
@@ -322,7 +322,7 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 	// receiver, with the deadline now + ResendTimeout: no earlier than a
 	// timer already pending (set from an older time), so only a NIC without
 	// one needs to look.
-	if n.timerAt == NoDeadline {
+	if !n.timer.Pending() {
 		n.arm(now)
 	}
 	return p
@@ -384,10 +384,9 @@ func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
 
 // OnEvent implements sim.Handler: the endpoint's timer.
 func (n *NIC) OnEvent(now sim.Time, _ uint64) {
-	if now != n.timerAt {
+	if !n.timer.Fired(now) {
 		return // stale: an earlier deadline replaced this event
 	}
-	n.timerAt = NoDeadline
 	n.ep.Advance(now)
 	n.after(now)
 }
@@ -420,11 +419,4 @@ func (n *NIC) after(now sim.Time) {
 // arm keeps one timer event at or before the endpoint's next deadline. A
 // deadline that moved later is left to the pending event, which finds
 // nothing due, and re-arms.
-func (n *NIC) arm(now sim.Time) {
-	d := n.ep.NextDeadline()
-	if d == NoDeadline || d >= n.timerAt {
-		return
-	}
-	n.timerAt = max(d, now)
-	n.t.net.Sched.At(n.timerAt, n, 0)
-}
+func (n *NIC) arm(sim.Time) { n.timer.Arm(n.t.net.Sched, n.ep.NextDeadline(), n, 0) }

@@ -285,4 +285,4 @@ func (p Params) WithWorkload(cdf []CDFPoint) (Params, error) {
 }
 
 // NoDeadline is what NextDeadline returns when no timer is armed.
-const NoDeadline sim.Time = math.MaxInt64
+const NoDeadline = sim.Never

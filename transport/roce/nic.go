@@ -137,7 +137,7 @@ type NIC struct {
 
 	active  ring.Ring[*sendQP] // QPs with data that may be ready to send
 	waiting qpHeap             // QPs held back by their rate limiter, by nextSend
-	wakeAt  sim.Time           // time of the pending wake event, 0 = none
+	wake    sim.Timer          // the pending wake event for rate-limited QPs
 	// burstQP is the QP in the middle of a burst of Config.Burst packets
 	// (it stays at the front of the round-robin until the burst ends).
 	burstQP   *sendQP
@@ -320,18 +320,14 @@ func (n *NIC) scheduleWake(now sim.Time) {
 		n.port.Kick()
 		return
 	}
-	if n.wakeAt == 0 || at < n.wakeAt {
-		n.wakeAt = at
-		n.t.net.Sched.At(at, n, 0)
-	}
+	n.wake.Arm(n.t.net.Sched, at, n, 0)
 }
 
 // OnEvent implements sim.Handler: the wake-up for rate-limited QPs.
 func (n *NIC) OnEvent(now sim.Time, _ uint64) {
-	if now != n.wakeAt {
+	if !n.wake.Fired(now) {
 		return // superseded by an earlier wake
 	}
-	n.wakeAt = 0
 	n.port.Kick()
 }
 

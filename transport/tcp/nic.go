@@ -156,8 +156,8 @@ func (t *Transport) Connect(src, dst int) Conn {
 	s, d := t.NICs[src], t.NICs[dst]
 	ri := int32(len(d.recv))
 	si := int32(len(s.send))
-	r := &rconn{nic: d, idx: ri, src: int32(src), peer: si, r: NewReceiver(t.cfg.AckEvery, t.cfg.AckDelay), timerAt: NoDeadline}
-	c := &sconn{nic: s, idx: si, dst: int32(dst), peer: ri, s: NewSender(t.cfg.Params), timerAt: NoDeadline}
+	r := &rconn{nic: d, idx: ri, src: int32(src), peer: si, r: NewReceiver(t.cfg.AckEvery, t.cfg.AckDelay)}
+	c := &sconn{nic: s, idx: si, dst: int32(dst), peer: ri, s: NewSender(t.cfg.Params)}
 	d.recv = append(d.recv, r)
 	s.send = append(s.send, c)
 	return Conn{Src: int32(src), Dst: int32(dst), idx: si}
@@ -270,17 +270,17 @@ type sconn struct {
 	peer     int32 // index of the receiving half at dst
 	s        *Sender
 	inActive bool
-	timerAt  sim.Time // earliest pending timer event, NoDeadline if none
+	timer    sim.Timer // the retransmission timer's pending event
 }
 
 // rconn is the receiving half of a connection.
 type rconn struct {
-	nic     *NIC
-	idx     int32
-	src     int32
-	peer    int32 // index of the sending half at src
-	r       *Receiver
-	timerAt sim.Time
+	nic   *NIC
+	idx   int32
+	src   int32
+	peer  int32 // index of the sending half at src
+	r     *Receiver
+	timer sim.Timer // the delayed-ACK timer's pending event
 }
 
 // activate puts q in the round-robin when its window lets it send, and
@@ -368,19 +368,13 @@ func (q *sconn) afterInput() {
 // arm makes sure a timer event is pending at or before the sender's
 // deadline. Only a deadline earlier than the pending event schedules a new
 // one; a later one is picked up when the pending event fires.
-func (q *sconn) arm() {
-	if d := q.s.NextDeadline(); d < q.timerAt {
-		q.timerAt = d
-		q.nic.t.net.Sched.At(d, q, 0)
-	}
-}
+func (q *sconn) arm() { q.timer.Arm(q.nic.t.net.Sched, q.s.NextDeadline(), q, 0) }
 
 // OnEvent implements sim.Handler: the retransmission timer.
 func (q *sconn) OnEvent(now sim.Time, _ uint64) {
-	if now != q.timerAt {
+	if !q.timer.Fired(now) {
 		return // stale: an earlier event replaced this one
 	}
-	q.timerAt = NoDeadline
 	before := q.s.Counts.RTOs
 	q.s.Advance(now)
 	q.nic.C.Timeouts += int64(q.s.Counts.RTOs - before)
@@ -424,19 +418,13 @@ func (r *rconn) sendAcks() {
 	}
 }
 
-func (r *rconn) arm() {
-	if d := r.r.NextDeadline(); d < r.timerAt {
-		r.timerAt = d
-		r.nic.t.net.Sched.At(d, r, 0)
-	}
-}
+func (r *rconn) arm() { r.timer.Arm(r.nic.t.net.Sched, r.r.NextDeadline(), r, 0) }
 
 // OnEvent implements sim.Handler: the delayed-ACK timer.
 func (r *rconn) OnEvent(now sim.Time, _ uint64) {
-	if now != r.timerAt {
+	if !r.timer.Fired(now) {
 		return
 	}
-	r.timerAt = NoDeadline
 	t := r.nic.t
 	t.acks = r.r.Advance(now, t.acks[:0])
 	r.sendAcks()

@@ -15,7 +15,6 @@ package tcp
 
 import (
 	"fmt"
-	"math"
 
 	"fabriclab/sim"
 	"fabriclab/units"
@@ -128,7 +127,7 @@ func (p Params) Validate() error {
 }
 
 // NoDeadline is what NextDeadline returns when no timer is armed.
-const NoDeadline sim.Time = math.MaxInt64
+const NoDeadline = sim.Never
 
 // Segment is a data packet: the header fields the network must carry.
 type Segment struct {
