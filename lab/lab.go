@@ -4,6 +4,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,6 +50,7 @@ type Sim struct {
 	// abandoned holds the messages a transport gave up on (Homa after
 	// max_resends timeouts): they never complete.
 	abandoned map[int32]bool
+	dists     sizeDists // the messages workloads' size distributions, read once
 	remaining []int32
 	start     []sim.Time
 	end       []sim.Time
@@ -109,8 +111,9 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	var dags []*workload.DAG
 	var delays []sim.Time
 	var parts []part
+	dists := sizeDists{}
 	for _, i := range sel {
-		d, err := buildJobDAG(job, i, tp)
+		d, err := buildJobDAG(job, i, tp, dists)
 		if err != nil {
 			if len(sel) > 1 || i > 0 {
 				return nil, fmt.Errorf("job %q: %w", scenario.JobName(spec, i), err)
@@ -138,7 +141,7 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	if err := checkMemory(limit, routeBytes(ts)+flowBytes(dag), "its flows and connections"); err != nil {
 		return nil, err
 	}
-	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag, parts: parts}
+	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag, parts: parts, dists: dists}
 	if s.tr, err = newTransport(s, tp.Net, s.delivered); err != nil {
 		return nil, err
 	}
@@ -218,7 +221,7 @@ func TopoSpec(spec *scenario.Scenario) topo.Spec {
 
 // buildJobDAG compiles job i of job's scenario (0 = the workload) at its
 // size: the job's Size for the workload, the one size of an extra job.
-func buildJobDAG(job scenario.Job, i int, tp *topo.Topology) (*workload.DAG, error) {
+func buildJobDAG(job scenario.Job, i int, tp *topo.Topology, dists sizeDists) (*workload.DAG, error) {
 	w := scenario.JobWorkload(job.Spec, i)
 	seed := scenario.JobSeed(job.Seed, i)
 	hosts := tp.Hosts
@@ -300,9 +303,9 @@ func buildJobDAG(job scenario.Job, i int, tp *topo.Topology) (*workload.DAG, err
 			return nil, err
 		}
 		nic := job.Spec.NIC
-		dist, err := scenario.ResolveSizeDist(w.SizeDist, job.Dir)
+		dist, err := dists.get(w.SizeDist, job.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("workload.size_dist: %w", err)
+			return nil, err
 		}
 		return workload.Messages(workload.MessagesSpec{Hosts: hs, Sizes: dist, Load: w.Load,
 			Rate: job.Spec.Topology.HostLink.Rate, Payload: int64(nic.MTU), Header: int64(nic.Overhead),
@@ -440,6 +443,38 @@ func (s *Sim) abandon(i int32) {
 	s.abandoned[i] = true
 }
 
+// sizeDists reads each size distribution of a build once (the workload
+// draws from it, Homa derives its priorities from it).
+type sizeDists map[string]*workload.SizeDist
+
+func (m sizeDists) get(name, dir string) (*workload.SizeDist, error) {
+	if d, ok := m[name]; ok {
+		return d, nil
+	}
+	d, err := scenario.ResolveSizeDist(name, dir)
+	if err != nil {
+		return nil, fmt.Errorf("workload.size_dist: %w", err)
+	}
+	m[name] = d
+	return d, nil
+}
+
+// stalled explains a run that ended with messages missing although it was
+// neither stopped nor out of time: nothing was left to happen. Either the
+// transport gave up on them (Homa's abandonment) or it lost track of them,
+// a simulator bug, never the user's. Nil for any other run.
+func (s *Sim) stalled(ctx context.Context) error {
+	if s.Done() || ctx.Err() != nil || s.Sched.Pending() > 0 {
+		return nil
+	}
+	if len(s.abandoned) > 0 {
+		return fmt.Errorf("Homa abandoned %d messages after transport.homa.max_resends timeouts in a row; they never completed (raise max_resends or resend_timeout, or look for lost links)",
+			len(s.abandoned))
+	}
+	return fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left (a transport bug; please report it with the scenario)",
+		s.Sched.Now(), len(s.DAG.Msgs)-s.done)
+}
+
 // Done reports whether every message was delivered.
 func (s *Sim) Done() bool { return s.done == len(s.DAG.Msgs) }
 
@@ -479,17 +514,7 @@ func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.Size
 	}
 	s.Run(ctx, scaled)
 	r := s.Result()
-	if !s.Done() && ctx.Err() == nil && s.Sched.Pending() == 0 && len(s.abandoned) > 0 {
-		err := fmt.Errorf("Homa abandoned %d messages after transport.homa.max_resends timeouts in a row; they never completed (raise max_resends or resend_timeout, or look for lost links)",
-			len(s.abandoned))
-		r.Error = err.Error()
-		return r, err
-	}
-	if !s.Done() && ctx.Err() == nil && s.Sched.Pending() == 0 {
-		// Nothing left to happen, yet messages are missing: a transport
-		// lost track of them. A simulator bug, never the user's.
-		err := fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left (a transport bug; please report it with the scenario)",
-			s.Sched.Now(), len(s.DAG.Msgs)-s.done)
+	if err := s.stalled(ctx); err != nil {
 		r.Error = err.Error()
 		return r, err
 	}
@@ -500,6 +525,10 @@ func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.Size
 			return r, err
 		}
 		a.Run(ctx, nil)
+		if err := a.stalled(ctx); err != nil {
+			r.Error = fmt.Sprintf("job %q alone: %v", a.parts[0].name, err)
+			return r, errors.New(r.Error)
+		}
 		ar := a.summary(a.parts[0])
 		r.Jobs[i].SetAlone(ar.CCTS, ar.Complete)
 		if progress != nil {

@@ -58,9 +58,9 @@ func newHomaLayer(s *Sim, net *fabric.Network, delivered func(int32, sim.Time)) 
 		p.UnschedPrios = k.UnscheduledPriorities
 		p.Overcommit = p.Priorities - p.UnschedPrios
 	case w.Kind == "messages":
-		d, err := scenario.ResolveSizeDist(w.SizeDist, s.Job.Dir)
+		d, err := s.dists.get(w.SizeDist, s.Job.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("workload.size_dist: %w", err)
+			return nil, err
 		}
 		if p, err = p.WithWorkload(homaCDF(d)); err != nil {
 			return nil, fmt.Errorf("transport.homa: priorities from %s: %w", w.SizeDist, err)
