@@ -65,32 +65,9 @@ func slowdownTable(b *strings.Builder, what string, buckets []metrics.SizeBucket
 		}
 		rows = append(rows, []string{size, fmt.Sprint(sd.Count), f2(sd.Mean), f2(sd.P50), f2(sd.P99), f2(sd.P999), f2(sd.Max)})
 	}
-	alignRows(b, rows, 2)
+	alignRows(b, rows, 2, nil)
 }
 
 func f2(x float64) string { return fmt.Sprintf("%.2f", x) }
 
 func ms(s float64) string { return fmt.Sprintf("%.2f", s*1e3) }
-
-// alignRows writes rows right-aligned in columns; the first header rows
-// are comments.
-func alignRows(b *strings.Builder, rows [][]string, header int) {
-	width := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for c, cell := range row {
-			width[c] = max(width[c], len([]rune(cell)))
-		}
-	}
-	for i, row := range rows {
-		var l strings.Builder
-		if i < header {
-			l.WriteString("#")
-		} else {
-			l.WriteString(" ")
-		}
-		for c, cell := range row {
-			l.WriteString("  " + strings.Repeat(" ", width[c]-len([]rune(cell))) + cell)
-		}
-		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
-	}
-}

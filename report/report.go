@@ -458,41 +458,13 @@ func WriteJobsTable(w io.Writer, v VariantResult) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	tops := []string{"row", "job", "kind", "size", "time", "alone", "interf", "busbw"}
-	unitsRow := []string{"", "", "", "", "(us)", "(us)", "", "(GB/s)"}
-	left := []bool{false, true, true, false, false, false, false, false}
-	width := make([]int, len(tops))
-	for c := range tops {
-		width[c] = max(len(tops[c]), len(unitsRow[c]))
-		for _, row := range rows {
-			width[c] = max(width[c], len([]rune(row[c])))
-		}
-	}
-	line := func(cells []string, comment bool) string {
-		var l strings.Builder
-		if comment {
-			l.WriteString("#")
-		} else {
-			l.WriteString(" ")
-		}
-		for c, cell := range cells {
-			l.WriteString("  ")
-			pad := strings.Repeat(" ", width[c]-len([]rune(cell)))
-			if left[c] {
-				l.WriteString(cell + pad)
-			} else {
-				l.WriteString(pad + cell)
-			}
-		}
-		return strings.TrimRight(l.String(), " ") + "\n"
-	}
 	var b strings.Builder
 	b.WriteString("# jobs: interference = time together / time alone\n")
-	b.WriteString(line(tops, true))
-	b.WriteString(line(unitsRow, true))
-	for _, row := range rows {
-		b.WriteString(line(row, false))
+	head := [][]string{
+		{"row", "job", "kind", "size", "time", "alone", "interf", "busbw"},
+		{"", "", "", "", "(us)", "(us)", "", "(GB/s)"},
 	}
+	alignRows(&b, append(head, rows...), len(head), []bool{false, true, true})
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -759,4 +731,33 @@ func WriteExplain(w io.Writer, v VariantResult) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// alignRows writes rows in columns, each as wide as its widest cell:
+// right-aligned, or left-aligned where left[c] is true; the first header
+// rows are comment lines ("#"), the others start with a space.
+func alignRows(b *strings.Builder, rows [][]string, header int, left []bool) {
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for c, cell := range row {
+			width[c] = max(width[c], len([]rune(cell)))
+		}
+	}
+	for i, row := range rows {
+		var l strings.Builder
+		if i < header {
+			l.WriteString("#")
+		} else {
+			l.WriteString(" ")
+		}
+		for c, cell := range row {
+			pad := strings.Repeat(" ", width[c]-len([]rune(cell)))
+			if c < len(left) && left[c] {
+				l.WriteString("  " + cell + pad)
+			} else {
+				l.WriteString("  " + pad + cell)
+			}
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+	}
 }
