@@ -50,12 +50,13 @@ type File struct {
 	sweep    []sweepDim
 	parents  []rawVariant // with a sweep: the file's variants the points expand
 
-	flows *flowCache
+	read *readCache
 }
 
-// flowCache holds the flow lists read at validation time, by path, so that
+// readCache holds the files a scenario names (flow lists by path, size
+// distributions by name), read once at validation time, so that
 // jobs reuse them; a File may be shared by goroutines after loading.
-type flowCache struct {
+type readCache struct {
 	mu    sync.Mutex
 	files map[string]*flowFile
 	dists map[string]distEntry // size distributions (messages.go)
@@ -122,7 +123,7 @@ func ParseOptions(name string, data []byte, o Options) (*File, error) {
 
 func parse(name string, data []byte, o Options) (*File, error) {
 	sets := o.Sets
-	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, flows: &flowCache{files: map[string]*flowFile{}}}
+	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, read: &readCache{files: map[string]*flowFile{}}}
 	if err := f.decode(); err != nil {
 		return nil, err
 	}

@@ -127,17 +127,16 @@ func userSizes(s Sizes) bool { return len(s.List) > 0 || s.From != 0 || s.To != 
 
 // sizeDist loads a size distribution once per name.
 func (f *File) sizeDist(name string) (*workload.SizeDist, error) {
-	key := name
-	f.flows.mu.Lock()
-	defer f.flows.mu.Unlock()
-	if f.flows.dists == nil {
-		f.flows.dists = map[string]distEntry{}
+	f.read.mu.Lock()
+	defer f.read.mu.Unlock()
+	if f.read.dists == nil {
+		f.read.dists = map[string]distEntry{}
 	}
-	if e, ok := f.flows.dists[key]; ok {
+	if e, ok := f.read.dists[name]; ok {
 		return e.d, e.err
 	}
 	d, err := ResolveSizeDist(name, f.Dir)
-	f.flows.dists[key] = distEntry{d, err}
+	f.read.dists[name] = distEntry{d, err}
 	return d, err
 }
 

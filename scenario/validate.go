@@ -559,13 +559,13 @@ func (f *File) flowFile(name string) *flowFile {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(f.Dir, path)
 	}
-	f.flows.mu.Lock()
-	defer f.flows.mu.Unlock()
-	if ff, ok := f.flows.files[path]; ok {
+	f.read.mu.Lock()
+	defer f.read.mu.Unlock()
+	if ff, ok := f.read.files[path]; ok {
 		return ff
 	}
 	ff := &flowFile{}
-	f.flows.files[path] = ff
+	f.read.files[path] = ff
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
