@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"fabriclab/internal/safetext"
 	"fabriclab/metrics"
 	"fabriclab/units"
 )
@@ -107,6 +108,11 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 	if !ok {
 		return fmt.Errorf("report: unknown metric %q (one of %s)", metric, MetricNames)
 	}
+	safe := make([]Column, len(cols))
+	for i, c := range cols {
+		safe[i] = Column{Name: safetext.Terminal(c.Name), Results: c.Results}
+	}
+	cols = safe
 	if len(cols) == 0 {
 		return fmt.Errorf("report: nothing to compare")
 	}

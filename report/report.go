@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"fabriclab/internal/safetext"
 	"fabriclab/metrics"
 	"fabriclab/scenario"
 	"fabriclab/units"
@@ -170,10 +171,12 @@ var CSVHeader = []string{
 
 // WriteCSV writes one row per variant × size, in variant order and by size.
 // The sweep column is the variant's sweep point as key=value;key=value
-// (empty without a sweep).
+// (empty without a sweep). Text cells that a spreadsheet would take for a
+// formula are neutralized (safetext.CSVCell).
 func WriteCSV(w io.Writer, o Output) error {
 	o = Sorted(o)
 	cw := csv.NewWriter(w)
+	text := safetext.CSVCell
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
@@ -182,15 +185,15 @@ func WriteCSV(w io.Writer, o Output) error {
 	for _, v := range o.Variants {
 		for _, r := range v.Results {
 			row := []string{
-				v.Name, i(r.SizeBytes), strconv.Itoa(r.Ranks), f(r.CCTS), f(r.AlgBWGBps), f(r.BusBWGBps),
+				text(v.Name), i(r.SizeBytes), strconv.Itoa(r.Ranks), f(r.CCTS), f(r.AlgBWGBps), f(r.BusBWGBps),
 				f(r.IdealS), f(r.IdealPct), i(r.PFCPauses), i(r.ECNMarks), i(r.Drops), i(r.Retransmits),
 				i(r.CNPs), i(r.Timeouts), strconv.FormatBool(r.Complete),
 				f(r.RoutedIdealS), f(r.RoutedIdealPct),
-				v.Sweep.String(), "", "", "",
+				text(v.Sweep.String()), "", "", "",
 			}
 			if len(r.Jobs) > 0 {
 				j := r.Jobs[0]
-				row[len(row)-3], row[len(row)-2], row[len(row)-1] = j.Name, f(j.AloneCCTS), f(j.Interference)
+				row[len(row)-3], row[len(row)-2], row[len(row)-1] = text(j.Name), f(j.AloneCCTS), f(j.Interference)
 			}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -199,9 +202,9 @@ func WriteCSV(w io.Writer, o Output) error {
 			// counters and routed ideal stay on the main row.
 			for _, j := range r.Jobs[min(1, len(r.Jobs)):] {
 				row := []string{
-					v.Name, i(r.SizeBytes), strconv.Itoa(j.Ranks), f(j.CCTS), f(j.AlgBWGBps), f(j.BusBWGBps),
+					text(v.Name), i(r.SizeBytes), strconv.Itoa(j.Ranks), f(j.CCTS), f(j.AlgBWGBps), f(j.BusBWGBps),
 					f(j.IdealS), f(j.IdealPct), "", "", "", "", "", "", strconv.FormatBool(j.Complete), "", "",
-					v.Sweep.String(), j.Name, f(j.AloneCCTS), f(j.Interference),
+					text(v.Sweep.String()), text(j.Name), f(j.AloneCCTS), f(j.Interference),
 				}
 				if err := cw.Write(row); err != nil {
 					return err
@@ -395,6 +398,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 // WriteTables writes every variant's table, in order, separated by a blank
 // line, then, when there is a sweep, the sweep summary (WriteSweepSummary).
 func WriteTables(w io.Writer, o Output) error {
+	o = outputForTerminal(o)
 	for i, v := range o.Variants {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {

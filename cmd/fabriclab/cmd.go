@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"fabriclab/internal/safetext"
 	"fabriclab/lab"
 	"fabriclab/metrics"
 	"fabriclab/report"
@@ -87,7 +87,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		err = fmt.Errorf("%s (see 'fabriclab --help')", err)
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(a.stderr, "fabriclab: %s\n", oneLine(msg))
+		fmt.Fprintf(a.stderr, "fabriclab: %s\n", safetext.Terminal(oneLine(msg)))
 	}
 	return code
 }
@@ -118,6 +118,14 @@ PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErr(cmd, "%v", err)
 	})
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		// An empty --db '' (an unset shell variable) must not quietly
+		// mean the default database.
+		if fl := cmd.Flags().Lookup("db"); fl != nil && fl.Changed && fl.Value.String() == "" {
+			return usageErr(cmd, "--db needs a path or a postgres:// URL (leave it out for the default database)")
+		}
+		return nil
+	}
 	root.AddCommand(a.runCmd(), a.validateCmd(), a.analyzeCmd(), a.versionCmd())
 	root.AddCommand(a.storeCmds()...)
 	root.AddCommand(a.reportCmd())
@@ -174,7 +182,7 @@ line per file, and exits 1 if any file is invalid.`,
 				}
 				if err != nil {
 					bad++
-					fmt.Fprintf(a.stderr, "fabriclab: %s\n", oneLine(withPath(path, err).Error()))
+					fmt.Fprintf(a.stderr, "fabriclab: %s\n", safetext.Terminal(oneLine(withPath(path, err).Error())))
 					continue
 				}
 				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", path, plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
@@ -282,9 +290,6 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	if f.jsonPath == "-" && f.csvPath == "-" {
 		return usageErr(cmd, "--json and --csv cannot both write to stdout")
 	}
-	if f.jsonPath != "" && f.jsonPath != "-" && filepath.Clean(f.jsonPath) == filepath.Clean(f.csvPath) {
-		return usageErr(cmd, "--json and --csv cannot both write to %s", f.jsonPath)
-	}
 	// Check the output files before any job runs rather than lose the
 	// results of a long run to a typo (see output.go).
 	if f.report == "-" && (f.jsonPath == "-" || f.csvPath == "-") {
@@ -297,9 +302,23 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return usageErr(cmd, "--tag and --note need the results store (drop --no-store)")
 	}
 	for _, t := range f.tags {
-		if t == "" || strings.ContainsAny(t, " \t\n") {
-			return usageErr(cmd, "--tag %q: a tag is one word", t)
+		if err := checkTag(t); err != nil {
+			return usageErr(cmd, "--%v", err)
 		}
+	}
+	// No output may replace the scenario, the database or another output
+	// (clobber.go); the files the scenario reads are checked once it is
+	// loaded, still before anything runs.
+	outputs := [][2]string{{"--json", f.jsonPath}, {"--csv", f.csvPath}, {"--report", f.report}}
+	guards := []guarded{{path, "the scenario file"}}
+	if !f.noStore {
+		guards = append(guards, guardDB(f.db)...)
+		if db := guardDB(f.db); len(db) > 0 && sameFile(db[0].path, path) {
+			return &exitErr{exitUsage, "--db " + db[0].path + " is the scenario file; the results database must be a file of its own"}
+		}
+	}
+	if err := checkClobber(outputs, guards); err != nil {
+		return err
 	}
 	for _, out := range []string{f.jsonPath, f.csvPath, f.report} {
 		if out == "" || out == "-" {
@@ -313,6 +332,13 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	p, err := a.load(path, f.sets, f.sweeps)
 	if err != nil {
 		return withPath(path, err)
+	}
+	var refs []guarded
+	for _, r := range p.Refs {
+		refs = append(refs, guarded{r, "a file the scenario reads"})
+	}
+	if err := checkClobber(outputs, refs); err != nil {
+		return err
 	}
 	if len(p.Jobs) == 0 {
 		return withPath(path, errors.New("no jobs to run (no variants or no data sizes)"))
@@ -337,6 +363,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: sr.wrap(a.reporter(f.quiet))}
 	results := r.RunAll(ctx, p.Jobs)
+	processStop.outputPhase() // a signal from now on quits at once (signals.go)
 	finished := a.now()
 	interrupted := ctx.Err() != nil
 
@@ -386,7 +413,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 	switch {
 	case interrupted:
-		return &exitErr{exitInterrupted, "interrupted"}
+		return &exitErr{signalExitCode(ctx), "interrupted"}
 	case len(failures) > 0:
 		return &exitErr{exitError, fmt.Sprintf("%d of %s failed", len(failures), plural(len(p.Jobs), "job"))}
 	case len(errs) > 0:

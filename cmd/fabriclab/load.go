@@ -16,6 +16,7 @@ type plan struct {
 	Seed     uint64
 	Variants []planVariant // in file order (sweep points in sweep order); Job.VariantIndex indexes this
 	Jobs     []scenario.Job
+	Refs     []string // the files the scenario reads besides itself (flow lists, size distributions, routes)
 }
 
 type planVariant struct {
@@ -34,7 +35,7 @@ func loadPlan(path string, sets, sweeps []string) (*plan, error) {
 	if err != nil {
 		return nil, withPath(path, err)
 	}
-	p := &plan{Path: path, Jobs: f.Jobs()}
+	p := &plan{Path: path, Jobs: f.Jobs(), Refs: f.ReferencedFiles()}
 	if f.Base != nil {
 		p.Name, p.Seed = f.Base.Name, f.Base.Seed
 	}

@@ -2,29 +2,18 @@
 // scenario files and prints, writes and validates their results.
 //
 // The CLI is thin: scenario loads and expands files, lab runs one job,
-// report formats results; runner.go runs jobs in parallel with progress.
+// report formats results; runner.go runs jobs in parallel with progress,
+// signals.go stops them on SIGINT, SIGTERM and SIGHUP.
 package main
 
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	exited := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			// Restore the default handling so that a second Ctrl-C kills
-			// the process at once. The progress reporter says so.
-			stop()
-		case <-exited:
-		}
-	}()
-	code := newApp(os.Stdout, os.Stderr).execute(ctx, os.Args[1:])
-	close(exited)
-	os.Exit(code)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	processStop = newSignalStop(cancel, os.Exit)
+	processStop.listen()
+	os.Exit(newApp(os.Stdout, os.Stderr).execute(ctx, os.Args[1:]))
 }

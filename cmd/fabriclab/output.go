@@ -117,6 +117,8 @@ func writeTo(stdout io.Writer, path string, fn func(io.Writer) error) error {
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
 	}
+	// A signal that quits the process now removes the temporary file.
+	defer processStop.onQuit(func() { os.Remove(tmp.Name()) })()
 	fail := func(err error) error {
 		tmp.Close()
 		os.Remove(tmp.Name())

@@ -42,6 +42,9 @@ what to enable. --png DIR also writes each chart as a PNG.`,
 			if outPath == "" {
 				return usageErr(cmd, "report needs -o FILE")
 			}
+			if err := checkClobber([][2]string{{"-o", outPath}}, guardDB(db)); err != nil {
+				return err
+			}
 			var srcs []charts.Source
 			err := withStore(db, func(st *store.Store) error {
 				for _, s := range args {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"fabriclab/internal/safetext"
 	"fabriclab/report"
 	"fabriclab/scenario"
 	"fabriclab/store"
@@ -52,6 +54,8 @@ type storedRun struct {
 	st *store.Store
 	id int64
 
+	unquit func() // unregisters the quit-time cleanup
+
 	mu  sync.Mutex
 	err error // the first error saving a result
 }
@@ -79,7 +83,12 @@ func (a *app) beginStoredRun(p *plan, f runFlags, started time.Time) (*storedRun
 		st.Close()
 		return nil, &exitErr{exitError, err.Error()}
 	}
-	return &storedRun{a: a, st: st, id: id}, nil
+	s := &storedRun{a: a, st: st, id: id}
+	// A signal that quits at once still marks the run interrupted.
+	s.unquit = processStop.onQuit(func() {
+		_ = st.FinishRun(id, store.StatusInterrupted, time.Now().UTC().Format(time.RFC3339))
+	})
+	return s, nil
 }
 
 // wrap returns a Reporter that saves each result as its job ends, then
@@ -110,6 +119,7 @@ func (s *storedRun) finish(interrupted, failed bool, finished time.Time, quiet b
 	if s == nil {
 		return nil
 	}
+	s.unquit()
 	defer s.st.Close()
 	status := store.StatusDone
 	switch {
@@ -170,6 +180,20 @@ func (r *storeReporter) Finish(interrupted bool) {
 }
 
 const dbUsage = "results database: a SQLite file `PATH` or a postgres://user:pass@host:port/db URL (default $FABRICLAB_DB, else $XDG_DATA_HOME/fabriclab/runs.db, else ~/.local/share/fabriclab/runs.db)"
+
+// checkTag refuses a tag that is not one word of printable text: tags
+// are printed by runs and show, and a control character in one could
+// rewrite the terminal.
+func checkTag(t string) error {
+	if t == "" || strings.ContainsAny(t, " \t\n") || safetext.HasControl(t) {
+		return fmt.Errorf("tag %s: a tag is one word of printable text", strconv.Quote(t))
+	}
+	return nil
+}
+
+// forTerm escapes control characters in text from the database for the
+// terminal (safetext.Terminal).
+func forTerm(s string) string { return safetext.Terminal(s) }
 
 func dedupe(xs []string) []string {
 	var out []string
@@ -238,7 +262,7 @@ func statusText(m store.Meta) string {
 	if m.Stale() {
 		return "running (stale?)"
 	}
-	return m.Status
+	return forTerm(m.Status)
 }
 
 func (a *app) runsCmd() *cobra.Command {
@@ -271,8 +295,8 @@ process on this machine is gone, e.g. killed), variants, result rows and tags.`,
 				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tNAME\tSTARTED\tSTATUS\tVARIANTS\tROWS\tTAGS")
 				for _, m := range ms {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", m.ID, m.Name, m.Started, statusText(m),
-						m.Variants, m.Rows, strings.Join(m.Tags, ","))
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", m.ID, forTerm(m.Name), forTerm(m.Started), statusText(m),
+						m.Variants, m.Rows, forTerm(strings.Join(m.Tags, ",")))
 				}
 				return tw.Flush()
 			})
@@ -302,12 +326,12 @@ line naming the run, its scenario file, start time and status.`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stdout, "# run %d: %s (%s), started %s, %s\n", m.ID, m.Name, m.ScenarioFile, m.Started, statusText(m))
+				fmt.Fprintf(a.stdout, "# run %d: %s (%s), started %s, %s\n", m.ID, forTerm(m.Name), forTerm(m.ScenarioFile), forTerm(m.Started), statusText(m))
 				if len(m.Tags) > 0 {
-					fmt.Fprintf(a.stdout, "# tags: %s\n", strings.Join(m.Tags, " "))
+					fmt.Fprintf(a.stdout, "# tags: %s\n", forTerm(strings.Join(m.Tags, " ")))
 				}
 				if m.Note != "" {
-					fmt.Fprintf(a.stdout, "# note: %s\n", oneLine(m.Note))
+					fmt.Fprintf(a.stdout, "# note: %s\n", forTerm(oneLine(m.Note)))
 				}
 				return report.WriteTables(a.stdout, out)
 			})
@@ -335,6 +359,9 @@ recorded them).`,
 				return usageErr(cmd, "export needs --json FILE or --csv FILE")
 			case jsonPath == "-" && csvPath == "-":
 				return usageErr(cmd, "--json and --csv cannot both write to stdout")
+			}
+			if err := checkClobber([][2]string{{"--json", jsonPath}, {"--csv", csvPath}}, guardDB(db)); err != nil {
+				return err
 			}
 			return withStore(db, func(st *store.Store) error {
 				out, _, err := st.Run(id)
@@ -379,6 +406,11 @@ func (a *app) tagCmd() *cobra.Command {
 		Args:    runIDArg(-1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, _ := store.ParseID(args[0])
+			for _, t := range args[1:] {
+				if err := checkTag(t); err != nil {
+					return usageErr(cmd, "%v", err)
+				}
+			}
 			return withStore(db, func(st *store.Store) error { return st.Tag(id, args[1:]...) })
 		},
 	}

@@ -226,7 +226,8 @@ func TestStoreUnusableFailsBeforeAnyJob(t *testing.T) {
 }
 
 // TestStoreKilledRunKeepsRows runs the real binary mid-sweep, kills it
-// with SIGINT (a clean stop: status interrupted, exit 130) or SIGKILL (no
+// with SIGINT, SIGTERM or SIGHUP (a clean stop: status interrupted, the
+// outputs written, exit 128 + the signal) or SIGKILL (no
 // chance to clean up: status stays running, shown as stale) once the first
 // results are saved, and reads the finished rows back.
 func TestStoreKilledRunKeepsRows(t *testing.T) {
@@ -240,15 +241,17 @@ func TestStoreKilledRunKeepsRows(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) { killMidSweep(t, bin, sig) })
 	}
 }
 
 func killMidSweep(t *testing.T, bin string, sig syscall.Signal) {
-	db := filepath.Join(t.TempDir(), "kill.db")
-	cmd := exec.Command(bin, "run", "../../examples/incast.yaml", "-q", "-j", "1", "--db", db,
+	dir := t.TempDir()
+	db, jsonPath := filepath.Join(dir, "kill.db"), filepath.Join(dir, "kill.json")
+	cmd := exec.Command(bin, "run", "../../examples/incast.yaml", "-q", "-j", "1", "--db", db, "--json", jsonPath,
 		"--set", "workload.sizes.list=[64KiB,128KiB,64MiB,256MiB]")
+	clean := sig != syscall.SIGKILL // SIGINT, SIGTERM and SIGHUP stop cleanly
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +280,11 @@ func killMidSweep(t *testing.T, bin string, sig syscall.Signal) {
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if sig == syscall.SIGINT && (!errors.As(err, &ee) || ee.ExitCode() != exitInterrupted) {
-		t.Errorf("after SIGINT: %v, want exit %d", err, exitInterrupted)
+	if clean && (!errors.As(err, &ee) || ee.ExitCode() != 128+int(sig)) {
+		t.Errorf("after %v: %v, want exit %d", sig, err, 128+int(sig))
+	}
+	if b, err := os.ReadFile(jsonPath); clean && (err != nil || !strings.Contains(string(b), `"interrupted": true`)) {
+		t.Errorf("after %v: --json not written as interrupted (%v)", sig, err)
 	}
 	st, err := store.Open(db)
 	if err != nil {
@@ -294,17 +300,17 @@ func killMidSweep(t *testing.T, bin string, sig syscall.Signal) {
 		for _, r := range v.Results {
 			if r.Complete && r.CCTS > 0 {
 				complete++
-			} else if sig == syscall.SIGKILL || r.Complete {
-				t.Errorf("saved row %+v", r) // only SIGINT saves the stopped job's partial row
+			} else if !clean || r.Complete {
+				t.Errorf("saved row %+v", r) // only a clean stop saves the stopped job's partial row
 			}
 		}
 	}
 	if complete == 0 || complete >= 8 {
 		t.Fatalf("after %v: %d finished rows", sig, complete)
 	}
-	if sig == syscall.SIGINT {
+	if clean {
 		if m.Status != store.StatusInterrupted || m.Finished == "" || !out.Interrupted {
-			t.Errorf("after SIGINT: meta %+v", m)
+			t.Errorf("after %v: meta %+v", sig, m)
 		}
 		return
 	}

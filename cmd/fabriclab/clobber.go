@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"fabriclab/store"
+)
+
+// An output file must never be one of the files the command reads or
+// keeps: writing the results over the database would destroy every saved
+// run, over the scenario or a file it references would lose the input.
+// Paths are compared as the kernel sees them: symlinks followed, "./" and
+// ".." cleaned, and hard links caught by comparing the files themselves.
+
+// guarded is a file an output must not replace, with what it is for the
+// message ("the results database (--db r.db)").
+type guarded struct {
+	path, what string
+}
+
+// guardDB returns the files of the SQLite database that dsn names (the
+// database and its -wal, -shm and -journal files); none for PostgreSQL.
+func guardDB(flag string) []guarded {
+	dsn := flag
+	if dsn == "" {
+		var err error
+		if dsn, err = defaultDB(); err != nil {
+			return nil
+		}
+	}
+	path, ok := sqlitePathTODO(dsn)
+	if !ok {
+		return nil
+	}
+	what := "the results database"
+	if flag != "" {
+		what += " (--db " + flag + ")"
+	}
+	var out []guarded
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		out = append(out, guarded{path + suffix, what})
+	}
+	return out
+}
+
+// checkClobber refuses an output (flag name → path) that is a guarded file
+// or the same file as another output. "" and "-" (stdout) are not files.
+func checkClobber(outputs [][2]string, guards []guarded) error {
+	for i, o := range outputs {
+		flag, path := o[0], o[1]
+		if path == "" || path == "-" {
+			continue
+		}
+		for _, g := range guards {
+			if sameFile(path, g.path) {
+				return &exitErr{exitUsage, flag + " " + path + " is " + g.what + "; writing it would destroy it: choose another output file"}
+			}
+		}
+		for _, p := range outputs[:i] {
+			if p[1] != "" && p[1] != "-" && sameFile(path, p[1]) {
+				return &exitErr{exitUsage, p[0] + " and " + flag + " cannot both write to " + path}
+			}
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether a and b name the same file, existing or not.
+func sameFile(a, b string) bool {
+	ra, rb := resolvePath(a), resolvePath(b)
+	if ra == rb {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// resolvePath is path made absolute with every symlink followed; for a
+// file that does not exist yet, its directory's path resolved and its own
+// name appended (so ./out.json and dir/../out.json agree).
+func resolvePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	dir, base := filepath.Split(abs)
+	if r, err := filepath.EvalSymlinks(strings.TrimSuffix(dir, string(filepath.Separator))); err == nil && dir != "" {
+		return filepath.Join(r, base)
+	}
+	return abs
+}
+
+// sqlitePathTODO stands in for store.SQLitePath until it lands.
+func sqlitePathTODO(dsn string) (string, bool) {
+	if store.IsPostgres(dsn) {
+		return "", false
+	}
+	return strings.TrimPrefix(dsn, "sqlite:"), true
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fabriclab/lab"
+	"fabriclab/metrics"
+	"fabriclab/scenario"
+	"fabriclab/store"
+)
+
+// clobberScenario writes a small flow-list scenario and its flow file into
+// dir and returns the scenario's path.
+func clobberScenario(t *testing.T, dir string) string {
+	t.Helper()
+	flows := filepath.Join(dir, "flows.txt")
+	if err := os.WriteFile(flows, []byte("0 1 64KiB\n2 3 64KiB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "p.yaml")
+	text := "topology: {hosts: 4, hosts_per_leaf: 2, spines: 1}\nworkload: {kind: flows, file: flows.txt}\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRunRefusesToOverwriteInputs: an output path that is the database
+// (or its -wal/-shm), the scenario or a file the scenario reads is refused
+// with exit 2 before anything runs, however the path is spelt (issue 10,
+// items 1 and 2).
+func TestRunRefusesToOverwriteInputs(t *testing.T) {
+	dir := t.TempDir()
+	scen := clobberScenario(t, dir)
+	db := filepath.Join(dir, "r.db")
+	// A saved run to lose.
+	a := newApp(&strings.Builder{}, &strings.Builder{})
+	if code := a.execute(context.Background(), []string{"run", "-q", "--db", db, scen}); code != 0 {
+		t.Fatalf("first run: exit %d", code)
+	}
+	if err := os.Symlink(db, filepath.Join(dir, "link.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(scen, filepath.Join(dir, "hard.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string][]byte{}
+	for _, f := range []string{db, scen, filepath.Join(dir, "flows.txt")} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[f] = b
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--db", db, "--csv", db}, "is the results database"},
+		{[]string{"--db", db, "--json", "./r.db"}, "is the results database"},
+		{[]string{"--db", db, "--report", "sub/../r.db"}, "is the results database"},
+		{[]string{"--db", db, "--json", "link.db"}, "is the results database"},
+		{[]string{"--db", db, "--json", db + "-wal"}, "is the results database"},
+		{[]string{"--db", db, "--csv", db + "-shm"}, "is the results database"},
+		{[]string{"--db", "sqlite:" + db, "--csv", "r.db"}, "is the results database"},
+		{[]string{"--db", db, "--json", scen}, "is the scenario file"},
+		{[]string{"--db", db, "--json", "p.yaml"}, "is the scenario file"},
+		{[]string{"--db", db, "--csv", "hard.yaml"}, "is the scenario file"},
+		{[]string{"--db", db, "--report", "flows.txt"}, "a file the scenario reads"},
+		{[]string{"--db", db, "--json", "out.json", "--csv", "./out.json"}, "cannot both write to"},
+		{[]string{"--db", scen}, "is the scenario file"},
+	} {
+		var stdout, stderr strings.Builder
+		a := newApp(&stdout, &stderr)
+		ran := false
+		a.runJob = func(ctx context.Context, j scenario.Job, p lab.Progress) (metrics.SizeResult, error) {
+			ran = true
+			return quickRun(ctx, j, p)
+		}
+		args := append(append([]string{"run", "-q"}, c.args...), "p.yaml")
+		if c.args[0] == "--db" && c.args[1] == scen && len(c.args) == 2 {
+			args = []string{"run", "-q", "--db", "p.yaml", scen}
+		}
+		code := a.execute(context.Background(), args)
+		if code != exitUsage || ran || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d (ran %v), stderr %q; want exit 2 and %q", c.args, code, ran, stderr.String(), c.want)
+		}
+	}
+	for f, b := range before {
+		if got, err := os.ReadFile(f); err != nil || string(got) != string(b) {
+			t.Errorf("%s changed (%v)", f, err)
+		}
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if ms, err := st.Runs(store.Filter{}); err != nil || len(ms) != 1 {
+		t.Errorf("saved runs: %d, %v", len(ms), err)
+	}
+	// export and report guard the database the same way.
+	for _, args := range [][]string{
+		{"export", "1", "--db", db, "--json", "r.db"},
+		{"export", "1", "--db", db, "--csv", "link.db"},
+		{"report", "1", "--db", db, "-o", db + "-wal"},
+	} {
+		var stdout, stderr strings.Builder
+		if code := newApp(&stdout, &stderr).execute(context.Background(), args); code != exitUsage || !strings.Contains(stderr.String(), "is the results database") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+	if got, _ := os.ReadFile(db); string(got) != string(before[db]) {
+		t.Error("the database changed")
+	}
+}
+
+// TestEmptyDBFlagIsRefused: --db ” (an unset variable) is an error, not the
+// default database (issue 10, item 13).
+func TestEmptyDBFlagIsRefused(t *testing.T) {
+	for _, args := range [][]string{{"run", "--db", "", "x.yaml"}, {"runs", "--db", ""}, {"show", "1", "--db="}} {
+		code, _, stderr := storeApp(t, testPlan(1, 1), args...)
+		if code != exitUsage || !strings.Contains(stderr, "--db needs a path") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}

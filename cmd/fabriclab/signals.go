@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// Stopping on a signal. SIGINT (Ctrl-C), SIGTERM (kill, a scheduler) and
+// SIGHUP (the terminal closed) all mean "stop, keep what finished": the
+// first one cancels the run's context, running jobs stop where they are,
+// the outputs are written and saved runs are marked interrupted; the exit
+// code is 128 + the signal's number, as shells report it (130, 143, 129).
+// Any further signal, or one that arrives once the jobs are done and the
+// outputs are being written (there is nothing left to stop cleanly), quits
+// at once after the registered cleanups: temporary output files are
+// removed (the previous outputs stay as they were) and a saved run is
+// marked interrupted.
+
+// stopSignals are the signals that stop a run.
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalCause is the cause of a context cancelled by a signal.
+type signalCause struct{ sig os.Signal }
+
+func (c *signalCause) Error() string { return "stopped by " + signalName(c.sig) }
+
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
+// signalExitCode is 128 + the number of the signal that cancelled ctx, or
+// exitInterrupted (130) when ctx was cancelled otherwise.
+func signalExitCode(ctx context.Context) int {
+	var c *signalCause
+	if errors.As(context.Cause(ctx), &c) {
+		if n, ok := c.sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+	}
+	return exitInterrupted
+}
+
+// processStop handles the process's stop signals; main sets it, tests may
+// too. Signals are the process's, so this is the one process-wide value of
+// the CLI.
+var processStop *signalStop
+
+// signalStop turns stop signals into a cancelled context (the first) or an
+// immediate exit (see above). A nil *signalStop (tests, library use) does
+// nothing.
+type signalStop struct {
+	cancel context.CancelCauseFunc
+	exit   func(code int) // os.Exit; tests record the code
+
+	mu       sync.Mutex
+	got      bool // a stop signal arrived
+	output   bool // the jobs are done: a signal quits at once
+	next     int
+	cleanups map[int]func()
+}
+
+func newSignalStop(cancel context.CancelCauseFunc, exit func(int)) *signalStop {
+	return &signalStop{cancel: cancel, exit: exit, cleanups: map[int]func(){}}
+}
+
+// listen handles the process's stop signals until the process ends.
+func (s *signalStop) listen() {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, stopSignals...)
+	go func() {
+		for sig := range ch {
+			s.handle(sig)
+		}
+	}()
+}
+
+func (s *signalStop) handle(sig os.Signal) {
+	s.mu.Lock()
+	quit := s.got || s.output
+	s.got = true
+	var fns []func()
+	if quit {
+		for _, fn := range s.cleanups {
+			fns = append(fns, fn)
+		}
+		s.cleanups = map[int]func(){}
+	}
+	s.mu.Unlock()
+	if sig == syscall.SIGHUP {
+		// The terminal is gone: a write to a pipe whose reader died with
+		// it must fail with an error, not kill the process before the
+		// outputs and the database are written.
+		signal.Ignore(syscall.SIGPIPE)
+	}
+	if !quit {
+		s.cancel(&signalCause{sig})
+		return
+	}
+	for _, fn := range fns {
+		fn()
+	}
+	code := exitInterrupted
+	if n, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(n)
+	}
+	s.exit(code)
+}
+
+// outputPhase says the jobs are done: from now on a stop signal quits at
+// once.
+func (s *signalStop) outputPhase() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.output = true
+	s.mu.Unlock()
+}
+
+// onQuit registers fn to run if a signal quits the process at once, and
+// returns the function that unregisters it.
+func (s *signalStop) onQuit(fn func()) (cancel func()) {
+	if s == nil {
+		return func() {}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.next
+	s.next++
+	s.cleanups[id] = fn
+	return func() {
+		s.mu.Lock()
+		delete(s.cleanups, id)
+		s.mu.Unlock()
+	}
+}

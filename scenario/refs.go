@@ -1,0 +1,70 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+
+	"fabriclab/workload"
+)
+
+// ReferencedFiles lists the files the scenario's variants read besides the
+// scenario itself: flow lists (workload.file), size distributions given as
+// paths or short names (workload.size_dist, resolved as the run resolves
+// them) and routing tables (switch.routes_file), for the workload and every
+// job, each once, sorted. The CLI refuses to write an output over any of
+// them.
+func (f *File) ReferencedFiles() []string {
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(f.Dir, p)
+		}
+		seen[filepath.Clean(p)] = true
+	}
+	addWorkload := func(w Workload) {
+		add(w.File)
+		if w.SizeDist == "" {
+			return
+		}
+		// A short name stands for a file of the shared data folder.
+		if file := workload.SizeDistFile(w.SizeDist); file != "" {
+			for _, d := range workloadDirs(f.Dir) {
+				if p := filepath.Join(d, file); fileExists(p) {
+					add(p)
+					return
+				}
+			}
+			return
+		}
+		add(w.SizeDist)
+	}
+	specs := []*Scenario{f.Base}
+	for _, v := range f.Variants {
+		specs = append(specs, v.Spec)
+	}
+	for _, s := range specs {
+		if s == nil {
+			continue
+		}
+		add(s.Switch.RoutesFile)
+		addWorkload(s.Workload)
+		for _, j := range s.Jobs {
+			addWorkload(j.Workload)
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
