@@ -6,17 +6,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"fabriclab/fabric"
+	"fabriclab/internal/inputfile"
 	"fabriclab/metrics"
 	"fabriclab/scenario"
 	"fabriclab/sim"
 	"fabriclab/topo"
 	"fabriclab/transport/roce"
-	"fabriclab/units"
 	"fabriclab/workload"
 )
 
@@ -95,25 +94,25 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	if err := checkMemory(limit, routeBytes(ts), "the route tables"); err != nil {
 		return nil, err
 	}
+	// Everything the build will hold, estimated before any of it is
+	// allocated (a job the estimate cannot count fails below, in its own
+	// words, before allocating).
+	sel := selectJobs(job, only)
+	dists := sizeDists{}
+	est := estimateMemory(job, sel, dists)
+	if err := est.Check(limit); err != nil {
+		return nil, err
+	}
 	sc := sim.NewScheduler()
 	tp, err := topo.Build(sc, job.Seed, ts)
 	if err != nil {
 		return nil, err
 	}
-	var sel []int
-	if only >= 0 {
-		sel = []int{only}
-	} else {
-		for i := 0; i < Jobs(job); i++ {
-			sel = append(sel, i)
-		}
-	}
 	var dags []*workload.DAG
 	var delays []sim.Time
 	var parts []part
-	dists := sizeDists{}
-	for _, i := range sel {
-		d, err := buildJobDAG(job, i, tp, dists)
+	for k, i := range sel {
+		d, err := buildJobDAG(job, i, tp, dists, &est.Jobs[k].Counts)
 		if err != nil {
 			if len(sel) > 1 || i > 0 {
 				return nil, fmt.Errorf("job %q: %w", scenario.JobName(spec, i), err)
@@ -137,9 +136,6 @@ func build(job scenario.Job, only int) (*Sim, error) {
 	}
 	for k := range parts {
 		parts[k].hi = parts[k].lo + int32(len(dags[k].Msgs))
-	}
-	if err := checkMemory(limit, routeBytes(ts)+flowBytes(dag), "its flows and connections"); err != nil {
-		return nil, err
 	}
 	s := &Sim{Job: job, Sched: sc, Topo: tp, DAG: dag, parts: parts, dists: dists}
 	if s.tr, err = newTransport(s, tp.Net, s.delivered); err != nil {
@@ -221,7 +217,9 @@ func TopoSpec(spec *scenario.Scenario) topo.Spec {
 
 // buildJobDAG compiles job i of job's scenario (0 = the workload) at its
 // size: the job's Size for the workload, the one size of an extra job.
-func buildJobDAG(job scenario.Job, i int, tp *topo.Topology, dists sizeDists) (*workload.DAG, error) {
+// counts is the collective's workload.Count from the memory estimate (its
+// zero value when the job is not a collective or was not counted).
+func buildJobDAG(job scenario.Job, i int, tp *topo.Topology, dists sizeDists, counts *workload.Counts) (*workload.DAG, error) {
 	w := scenario.JobWorkload(job.Spec, i)
 	seed := scenario.JobSeed(job.Seed, i)
 	hosts := tp.Hosts
@@ -229,13 +227,10 @@ func buildJobDAG(job scenario.Job, i int, tp *topo.Topology, dists sizeDists) (*
 	if ranks == 0 {
 		ranks = hosts - w.HostOffset
 	}
-	size := int64(job.Size)
+	size := jobSize(job, i)
 	flowList := job.FlowList
 	if i > 0 {
 		flowList = nil
-		if sz := scenario.SweepSizes(w.Sizes); len(sz) > 0 {
-			size = int64(sz[0])
-		}
 	}
 	if workload.Algorithms(w.Kind) != nil {
 		// The same placement validation computed (servers are consecutive
@@ -249,12 +244,11 @@ func buildJobDAG(job scenario.Job, i int, tp *topo.Topology, dists sizeDists) (*
 		for r, h := range rankHost {
 			rankServer[r], rankRail[r] = tp.Server[h], tp.Rail[h]
 		}
-		d, err := workload.Build(workload.Spec{
-			Collective: w.Kind, Algorithm: w.Algorithm, Ranks: ranks, Size: size, Root: w.Root,
-			RankHost: rankHost, RankServer: rankServer, RankRail: rankRail,
-			ChunkSize: int64(w.MessageSize), QPs: w.QPs, Seed: seed,
-			Iterations: w.Iterations, Warmup: w.Warmup,
-		})
+		ws := collectiveSpec(w, seed, size, ranks, rankHost, rankServer, rankRail)
+		if counts != nil && counts.Copies > 0 {
+			ws.Counts = counts
+		}
+		d, err := workload.Build(ws)
 		if err != nil {
 			return nil, err
 		}
@@ -318,9 +312,9 @@ func buildJobDAG(job scenario.Job, i int, tp *topo.Topology, dists sizeDists) (*
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(job.Dir, path)
 			}
-			f, err := os.Open(path)
+			f, err := inputfile.Open(path, inputfile.Limit)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("workload.file: %w", err)
 			}
 			defer f.Close()
 			if flows, err = workload.ParseFlowList(path, f); err != nil {
@@ -334,7 +328,7 @@ func buildJobDAG(job scenario.Job, i int, tp *topo.Topology, dists sizeDists) (*
 
 // maxUniformMessages bounds a uniform job (scenario validation says the
 // same, with a location).
-const maxUniformMessages = 2_000_000
+const maxUniformMessages = workload.MaxUniformMessages
 
 // mapHosts moves a pattern built on hosts 0…n−1 to hosts hs.
 func mapHosts(d *workload.DAG, hs []int) {
@@ -350,7 +344,7 @@ func mapHosts(d *workload.DAG, hs []int) {
 // DAG's roots.
 func (s *Sim) connect() {
 	// Jobs never share a connection, even between the same hosts.
-	type key struct{ part, src, dst, ch, k int32 }
+	type key = connKey
 	connOf := make(map[key]int32)
 	pool := int32(1)
 	next := map[key]int32{} // per (part, src, dst, ch): the pool's next connection
@@ -549,39 +543,6 @@ func Run(ctx context.Context, job scenario.Job, progress Progress) (metrics.Size
 	return r, nil
 }
 
-// checkMemory refuses a job whose big structures would need more than
-// limit bytes (sim.memory_limit; 0 = no check), so that a scenario too big
-// for the machine fails with a sentence instead of the Go runtime's
-// out-of-memory crash. The estimates are coarse upper bounds.
-func checkMemory(limit, need int64, what string) error {
-	if limit > 0 && need > limit {
-		return fmt.Errorf("this job needs about %.1f GiB for %s, more than sim.memory_limit (%v); use fewer hosts or ranks, fewer qps or a larger message_size, or raise the limit",
-			float64(need)/float64(units.GiB), what, units.Size(limit))
-	}
-	return nil
-}
-
-// routeBytes estimates the next-hop tables: one slice header per switch
-// and destination host.
-func routeBytes(ts topo.Spec) int64 {
-	h, err := topo.NumHosts(ts)
-	if err != nil {
-		return 0
-	}
-	if ts.ScaleUp.Rate > 0 {
-		h *= 2 // every GPU's scale-up endpoint is in the tables too
-	}
-	return int64(topo.NumSwitches(ts)) * int64(h) * 24
-}
-
-// flowBytes estimates what each message costs during a run: the DAG, the
-// simulator's per-message arrays, and a queue pair with its connection map
-// entry (an upper bound: messages of one pair and channel share a QP).
-// Measured: a 4096-rank all-to-all (16.8 M messages) passed 12 GB.
-func flowBytes(d *workload.DAG) int64 {
-	return int64(len(d.Msgs)) * 750
-}
-
 // linkFailure takes one link down (arg 0) and, after the convergence
 // time, lets routing recompute around it (arg 1).
 type linkFailure struct {
@@ -612,7 +573,7 @@ func (s *Sim) loadRoutes() error {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(s.Job.Dir, path)
 	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.Limit)
 	if err != nil {
 		return fmt.Errorf("switch.routes_file: %w", err)
 	}

@@ -33,7 +33,11 @@ type Output struct {
 	Finished     string   `json:"finished"` // RFC 3339
 	// Interrupted is true when the run was cancelled (Ctrl-C): the variants
 	// then hold only the jobs that had started, some of them incomplete.
-	Interrupted bool            `json:"interrupted"`
+	Interrupted bool `json:"interrupted"`
+	// MissingRows counts the result rows a saved run should have but does
+	// not (they could not be saved: a full disk, a lost server); only
+	// `export` of such a run sets it.
+	MissingRows int             `json:"missing_rows,omitempty"`
 	Variants    []VariantResult `json:"variants"`
 }
 

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,19 +55,14 @@ func ResolveSizeDist(name, dir string) (*workload.SizeDist, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
+	// The loader opens the file through inputfile: a regular file of
+	// bounded size, opened without blocking.
+	d, err := workload.LoadSizeDistOpts(path, "", opts)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%q is neither a short name (%s) nor a file (a relative path is relative to the scenario file)",
 			name, strings.Join(workload.SizeDistNames(), ", "))
-	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file", name)
-	case st.Size() > maxFlowFile:
-		return nil, fmt.Errorf("%s is larger than %d MiB", name, maxFlowFile>>20)
 	}
-	return workload.LoadSizeDistOpts(path, "", opts)
+	return d, err
 }
 
 var (
@@ -76,11 +72,12 @@ var (
 )
 
 // maxMessages bounds the messages a messages job may generate.
-const maxMessages = 2_000_000
+const maxMessages = workload.MaxUniformMessages
 
-// messages checks a messages workload: its distribution loads, the load
-// and duration make sense, and the expected message count is bounded.
-func (c *checker) messages(p string, w Workload, s *Scenario, ranks int, limit units.Duration) {
+// messages checks job i's messages workload: its distribution loads, the
+// load and duration make sense, and the message count is bounded and not
+// zero.
+func (c *checker) messages(p string, job int, w Workload, s *Scenario, ranks int, limit units.Duration) {
 	c.need(w.Load > 0 && w.Load <= 1, p+"load", "messages needs a load in (0, 1] (fraction of the host link rate, headers included), got %v", w.Load)
 	c.need(w.Duration > 0, p+"duration", "messages needs a duration (> 0) during which messages arrive, got %v", w.Duration)
 	c.need(limit <= 0 || w.Duration <= limit, p+"duration", "%v is beyond sim.time_limit %v", w.Duration, limit)
@@ -109,9 +106,27 @@ func (c *checker) messages(p string, w Workload, s *Scenario, ranks int, limit u
 	if w.ResponseSize > 0 {
 		most /= 2
 	}
-	if n := spec.PoissonRate() * float64(ranks) * w.Duration.Seconds(); n+6*math.Sqrt(n) > most {
+	n := spec.PoissonRate() * float64(ranks) * w.Duration.Seconds()
+	if n+6*math.Sqrt(n) > most {
 		c.fail(p+"duration", "about %.0f messages at load %v for %v, more than the limit of %d; shorten duration", n*maxMessages/most, w.Load, w.Duration, maxMessages)
 		return
+	}
+	if n < fewMessages {
+		// The draw may well be empty: make it, as run will (the count
+		// depends on the seed), and refuse an empty one, which would run
+		// nothing and report a row of zeros.
+		seed := JobSeed(s.Seed, job)
+		hs, err := JobHosts(w, s.Topology, seed)
+		if err == nil {
+			_, err = workload.Messages(workload.MessagesSpec{Hosts: hs, Sizes: d, Load: w.Load, Rate: s.Topology.HostLink.Rate,
+				Payload: mtu, Header: ovh, Duration: w.Duration, Pattern: w.Pattern, ResponseBytes: int64(w.ResponseSize),
+				Seed: seed, Limit: maxMessages})
+		}
+		if errors.Is(err, workload.ErrNoMessages) {
+			c.fail(p+"duration", "%v at load %v yields no message (about %.2g expected, none drawn with seed %d); raise duration or load",
+				w.Duration, w.Load, n, s.Seed)
+			return
+		}
 	}
 	if w.ResponseSize > 0 {
 		// Each host answers as many requests as it sends: its link carries
@@ -120,6 +135,11 @@ func (c *checker) messages(p string, w Workload, s *Scenario, ranks int, limit u
 		c.need(total <= 1, p+"response_size", "requests at load %v and their %v responses need %.2f of every host link; lower load or response_size", w.Load, w.ResponseSize, total)
 	}
 }
+
+// fewMessages is an expected message count below which a messages
+// workload is drawn at validation to see whether it is empty (above it an
+// empty draw has a probability below e^−50).
+const fewMessages = 50
 
 // userSizes reports whether a file wrote workload.sizes (the default is
 // an empty sweep).

@@ -3,14 +3,16 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode"
 
+	"fabriclab/fabric"
+	"fabriclab/internal/inputfile"
+	"fabriclab/metrics"
 	"fabriclab/topo"
 	"fabriclab/transport/roce"
 	"fabriclab/units"
@@ -50,8 +52,9 @@ const (
 	// typo: 0.01 already asks for 100× more uplink than downlink.
 	minOversubscription = 0.01
 	maxOversubscription = 1000
-	// maxFlowFile bounds a flow list read at validation time.
-	maxFlowFile = 256 << 20
+	// maxFlowFile bounds every file a scenario names (flow lists, routes,
+	// size distributions).
+	maxFlowFile = inputfile.Limit
 )
 
 // Hosts is the number of hosts (NICs) of a topology: hosts for leaf-spine,
@@ -106,6 +109,10 @@ func Spines(t Topology) int {
 // are no variants, else each variant) and returns the first problem as an
 // *Error.
 func (f *File) Validate() error {
+	// Variants and sweep points often share a fabric: check each once.
+	if _, busy := validations.LoadOrStore(f, &validation{}); !busy {
+		defer validations.Delete(f)
+	}
 	if len(f.sweep) > 0 {
 		return f.checkPoints()
 	}
@@ -196,6 +203,9 @@ func (c *checker) check(s *Scenario) error {
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
 	c.need(s.Sim.ExplainSlowdown >= 1 && s.Sim.ExplainSlowdown <= 1e6, "sim.explain_slowdown", "must be between 1 and 1e6, got %v", s.Sim.ExplainSlowdown)
+	if c.err == nil {
+		c.fabric(s)
+	}
 	if c.err != nil {
 		return c.err
 	}
@@ -299,16 +309,8 @@ func (c *checker) switches(s Switch, kind string) {
 	c.need(oneOf(s.Forwarding, forwardingKinds), p+"forwarding", "unknown forwarding %q; use one of: %s", s.Forwarding, choices(forwardingKinds))
 	c.need(s.FlowletGap > 0, p+"flowlet_gap", "must be more than 0, got %v", s.FlowletGap)
 	if s.RoutesFile != "" {
-		path := s.RoutesFile
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(c.f.Dir, path)
-		}
-		if r, err := os.Open(path); err != nil {
-			c.fail(p+"routes_file", "%s cannot be read (a relative path is relative to the scenario file)", s.RoutesFile)
-		} else {
-			_, err := topo.ParseRoutes(s.RoutesFile, io.LimitReader(r, maxFlowFile))
-			r.Close()
-			c.need(err == nil, p+"routes_file", "%v", err)
+		if _, err := c.routes(s.RoutesFile); err != nil {
+			c.fail(p+"routes_file", "%v", err)
 		}
 	}
 	seen := map[string]bool{}
@@ -397,12 +399,12 @@ func (c *checker) transport(t Transport, topo Topology) {
 }
 
 func (c *checker) workload(w Workload, t Topology, limit units.Duration) {
-	c.workloadAt("workload.", w, t, limit)
+	c.workloadAt("workload.", 0, w, t, limit)
 }
 
-// workloadAt checks a workload written under key prefix p ("workload." or
-// "jobs[i].").
-func (c *checker) workloadAt(p string, w Workload, t Topology, limit units.Duration) {
+// workloadAt checks job i's workload (0 = the top-level one), written under
+// key prefix p ("workload." or "jobs[i-1].").
+func (c *checker) workloadAt(p string, job int, w Workload, t Topology, limit units.Duration) {
 	if !oneOf(w.Kind, workloadKinds) {
 		if w.Kind == "" {
 			c.fail(p+"kind", "is required; use one of: %s", choices(workloadKinds))
@@ -466,7 +468,7 @@ func (c *checker) workloadAt(p string, w Workload, t Topology, limit units.Durat
 			c.uniform(p, w, t, ranks, limit)
 		}
 		if w.Kind == "messages" {
-			c.messages(p, w, c.spec, ranks, limit)
+			c.messages(p, job, w, c.spec, ranks, limit)
 			c.need(w.File == "", p+"file", "is only read by kind flows; remove it or set kind: flows")
 			return
 		}
@@ -488,7 +490,7 @@ func (c *checker) workloadAt(p string, w Workload, t Topology, limit units.Durat
 }
 
 // maxUniformMessages bounds the messages a uniform job may generate.
-const maxUniformMessages = 2_000_000
+const maxUniformMessages = workload.MaxUniformMessages
 
 func (c *checker) uniform(p string, w Workload, t Topology, ranks int, limit units.Duration) {
 	c.need(w.Load > 0 && w.Load <= 1, p+"load", "uniform needs a load in (0, 1] (fraction of the host link rate), got %v", w.Load)
@@ -566,28 +568,13 @@ func (f *File) flowFile(name string) *flowFile {
 	}
 	ff := &flowFile{}
 	f.read.files[path] = ff
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		ff.err = fmt.Errorf("%s does not exist (a relative path is relative to the scenario file)", name)
-		return ff
-	case err != nil:
-		ff.err = err
-		return ff
-	case !st.Mode().IsRegular():
-		ff.err = fmt.Errorf("%s is not a regular file", name)
-		return ff
-	case st.Size() > maxFlowFile:
-		ff.err = fmt.Errorf("%s is larger than %d MiB", name, maxFlowFile>>20)
-		return ff
-	}
-	r, err := os.Open(path)
+	r, err := openReferenced(name, path)
 	if err != nil {
 		ff.err = err
 		return ff
 	}
 	defer r.Close()
-	ff.flows, ff.err = workload.ParseFlowList(name, io.LimitReader(r, maxFlowFile))
+	ff.flows, ff.err = workload.ParseFlowList(name, r)
 	for _, fl := range ff.flows {
 		if ff.total > math.MaxInt64-fl.Bytes {
 			ff.err = fmt.Errorf("%s: the flows add up to more than %d bytes", name, int64(math.MaxInt64))
@@ -658,7 +645,7 @@ func (c *checker) jobs(s *Scenario) {
 			c.fail(p+"name", "job %q is defined twice; names must be unique", name)
 		}
 		names[name] = true
-		c.workloadAt(p, j.Workload, s.Topology, s.Sim.TimeLimit)
+		c.workloadAt(p, i+1, j.Workload, s.Topology, s.Sim.TimeLimit)
 		if c.err != nil {
 			return
 		}
@@ -705,7 +692,8 @@ func (c *checker) jobs(s *Scenario) {
 
 // Notes are advice about a valid scenario that is probably not what was
 // meant (not errors): e.g. a forwarding policy that reorders packets with
-// receivers that drop out-of-order packets.
+// receivers that drop out-of-order packets, or a time limit below a job's
+// ideal time, so that the job can only end incomplete.
 func Notes(s *Scenario) []string {
 	var out []string
 	reorders := map[string]bool{"spray-random": true, "spray-rr": true, "adaptive": true}
@@ -726,6 +714,312 @@ func Notes(s *Scenario) []string {
 			continue
 		}
 		break // one note is enough
+	}
+	return append(out, timeLimitNotes(s)...)
+}
+
+// openReferenced opens a file the scenario names (name as written, path
+// resolved against the scenario's directory) through inputfile: a regular
+// file of at most maxFlowFile bytes, opened without blocking.
+func openReferenced(name, path string) (*inputfile.File, error) {
+	r, err := inputfile.Open(path, maxFlowFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist (a relative path is relative to the scenario file)", name)
+	}
+	return r, err
+}
+
+// validation holds what one Validate call works out once for all the
+// variants and sweep points that share it: routing tables by path, fabric
+// checks by fabric.
+type validation struct {
+	mu     sync.Mutex
+	routes map[string]routesEntry
+	fabric map[string]fabricIssue
+}
+
+type routesEntry struct {
+	routes []topo.Route
+	err    error
+}
+
+// validations maps a *File to its validation while Validate runs.
+var validations sync.Map
+
+// validation is the cache of the Validate call running on c's file (a
+// fresh one outside Validate).
+func (c *checker) validation() *validation {
+	if v, ok := validations.Load(c.f); ok {
+		return v.(*validation)
+	}
+	return &validation{}
+}
+
+// routes reads and parses switch.routes_file once per path.
+func (c *checker) routes(name string) ([]topo.Route, error) {
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(c.f.Dir, path)
+	}
+	v := c.validation()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if e, ok := v.routes[path]; ok {
+		return e.routes, e.err
+	}
+	var e routesEntry
+	r, err := openReferenced(name, path)
+	if err != nil {
+		e.err = err
+	} else {
+		e.routes, e.err = topo.ParseRoutes(name, r)
+		r.Close()
+	}
+	if v.routes == nil {
+		v.routes = map[string]routesEntry{}
+	}
+	v.routes[path] = e
+	return e.routes, e.err
+}
+
+// TopoSpec is what topo builds for a scenario: its topology and switch
+// sections, with the NIC's largest frame and the data priority made
+// lossless when PFC is on.
+func TopoSpec(spec *Scenario) topo.Spec {
+	t, sw, nic := spec.Topology, spec.Switch, spec.NIC
+	cfg := &fabric.SwitchConfig{
+		Buffer:            int64(sw.Buffer),
+		XOFF:              int64(sw.PFC.XOFF),
+		XON:               int64(sw.PFC.XON),
+		Headroom:          int64(sw.PFC.Headroom),
+		ECN:               sw.ECN.Enabled,
+		KMin:              int64(sw.ECN.KMin),
+		KMax:              int64(sw.ECN.KMax),
+		PMax:              sw.ECN.PMax,
+		ECNRefRateBps:     int64(sw.ECN.ReferenceRate),
+		MaxPacketWire:     int64(nic.MTU + nic.Overhead),
+		ForwardingLatency: t.SwitchLatency,
+		Policy:            fabric.Policies[sw.Forwarding],
+		FlowletGap:        sw.FlowletGap,
+		Polarized:         sw.ECMPPolarized,
+	}
+	if sw.PFC.Enabled {
+		cfg.Lossless[nic.DataPriority] = true
+	}
+	var tiers map[string]fabric.Policy
+	for _, tf := range sw.ForwardingTiers {
+		if tiers == nil {
+			tiers = map[string]fabric.Policy{}
+		}
+		tiers[tf.Tier] = fabric.Policies[tf.Forwarding]
+	}
+	return topo.Spec{
+		TierPolicy: tiers,
+		Kind:       t.Kind, Hosts: t.Hosts, HostsPerLeaf: t.HostsPerLeaf, Spines: t.Spines,
+		Oversubscription: t.Oversubscription, K: t.K, Servers: t.Servers,
+		GPUsPerServer: t.GPUsPerServer, ServersPerGroup: t.ServersPerGroup,
+		HostLink:   topo.Link{Rate: t.HostLink.Rate, Delay: t.HostLink.Delay},
+		FabricLink: topo.Link{Rate: t.FabricLink.Rate, Delay: t.FabricLink.Delay},
+		ScaleUp:    topo.Link{Rate: t.ScaleUp.Rate, Delay: t.ScaleUp.Delay},
+		Switch:     cfg,
+		ECMPSeed:   sw.ECMPSeed,
+	}
+}
+
+// fabricIssue is a problem of a fabric, found once for every variant that
+// builds the same one: the key to blame and the message.
+type fabricIssue struct{ key, msg string }
+
+// fabric resolves against the topology what run resolves when it builds a
+// job, so that a scenario that validates runs: the route tables fit
+// sim.memory_limit, every switch buffer holds its ports' PFC headroom,
+// topology.failures name links between switches, and switch.routes_file
+// pins switches of the topology to working links toward hosts it has,
+// without loops or dead ends (topo.ApplyRoutes, as run applies it, after
+// the links down from the start). The switches and links are built
+// without route tables (topo.Wire); the tables are computed only to check
+// a routes file.
+func (c *checker) fabric(s *Scenario) {
+	ts := TopoSpec(s)
+	if lim := int64(s.Sim.MemoryLimit); lim > 0 {
+		if need := topo.RouteTableBytes(ts); need > lim {
+			c.fail("topology", "the route tables of this topology need about %.1f GiB, more than sim.memory_limit (%v); use fewer hosts or switches, or raise sim.memory_limit",
+				float64(need)/float64(units.GiB), s.Sim.MemoryLimit)
+			return
+		}
+	}
+	if !s.Switch.PFC.Enabled && len(s.Topology.Failures) == 0 && s.Switch.RoutesFile == "" {
+		return // nothing to resolve
+	}
+	var routes []topo.Route
+	if name := s.Switch.RoutesFile; name != "" {
+		var err error
+		if routes, err = c.routes(name); err != nil {
+			c.fail("switch.routes_file", "%v", err)
+			return
+		}
+	}
+	sw := *ts.Switch
+	ts.Switch = nil
+	key := fmt.Sprintf("%+v|%+v|%+v|%q", ts, sw, s.Topology.Failures, s.Switch.RoutesFile)
+	ts.Switch = &sw
+	v := c.validation()
+	v.mu.Lock()
+	issue, ok := v.fabric[key]
+	v.mu.Unlock()
+	if !ok {
+		issue = checkFabric(s, ts, routes)
+		v.mu.Lock()
+		if v.fabric == nil {
+			v.fabric = map[string]fabricIssue{}
+		}
+		v.fabric[key] = issue
+		v.mu.Unlock()
+	}
+	if issue.key != "" {
+		c.fail(issue.key, "%s", issue.msg)
+	}
+}
+
+// checkFabric builds the fabric of s and resolves its references in the
+// order run does (lab.Build: the topology, the failures, the routes).
+func checkFabric(s *Scenario, ts topo.Spec, routes []topo.Route) fabricIssue {
+	tp, err := topo.Wire(s.Seed, ts)
+	if err != nil {
+		return fabricIssue{"topology", err.Error()}
+	}
+	if err := tp.Net.CheckBuffers(); err != nil {
+		return fabricIssue{"switch.buffer", err.Error()}
+	}
+	for i, f := range s.Topology.Failures {
+		k := fmt.Sprintf("topology.failures[%d]", i)
+		for _, end := range []struct{ key, name string }{{".from", f.From}, {".to", f.To}} {
+			if !tp.HasNode(end.name) {
+				return fabricIssue{k + end.key, fmt.Sprintf("there is no switch %q in the topology (its switches: %s)", end.name, tp.SwitchNames())}
+			}
+		}
+		pt, err := tp.SwitchLink(f.From, f.To)
+		if err != nil {
+			return fabricIssue{k, err.Error()}
+		}
+		if f.At == 0 {
+			tp.Net.FailLink(pt) // routed around from the start
+		}
+	}
+	if len(routes) > 0 {
+		topo.ComputeRoutes(tp)
+		if err := topo.ApplyRoutes(tp, s.Switch.RoutesFile, routes, false); err != nil {
+			return fabricIssue{"switch.routes_file", err.Error()}
+		}
+	}
+	return fabricIssue{}
+}
+
+// idealTime is the least time job workload w can take at data size size on
+// topology t, known before running: the bytes it forces through the
+// busiest NIC at the host link rate, for each of its runs (warmup and
+// iterations). For a collective these are the bytes of the lab's
+// algorithm-independent bound (metrics.BusBWFactor × the nccl-tests size),
+// for a permutation the size each host sends, for an incast what its
+// target receives. ok is false for the other kinds (a flow list's or an
+// open-loop window's time is its own) and for a collective on servers with
+// a scale-up domain, which carries part of the traffic past the NICs.
+func idealTime(w Workload, t Topology, size units.Size) (d units.Duration, runs int, ok bool) {
+	hosts := Hosts(t)
+	rate := t.HostLink.Rate
+	if hosts <= 0 || rate <= 0 || size <= 0 {
+		return 0, 0, false
+	}
+	n := w.Ranks
+	if n == 0 {
+		n = hosts - w.HostOffset
+	}
+	var bytes float64
+	runs = 1
+	switch {
+	case isCollective(w.Kind):
+		if t.ScaleUp.Rate > 0 && t.GPUsPerServer > 1 || n < 2 {
+			return 0, 0, false
+		}
+		bytes = metrics.BusBWFactor(metrics.Collective(w.Kind), n) * float64(workload.NCCLSize(w.Kind, n, int64(size)))
+		runs = max(w.Iterations, 1) + max(w.Warmup, 0)
+	case w.Kind == "permutation":
+		bytes = float64(size)
+	case w.Kind == "incast":
+		bytes = float64(w.Senders) * float64(size)
+	default:
+		return 0, 0, false
+	}
+	if bytes*float64(runs) > float64(math.MaxInt64/8) {
+		return math.MaxInt64, runs, true
+	}
+	return units.SerializationTime(units.Size(bytes*float64(runs)), rate), runs, true
+}
+
+// approx rounds d to two significant digits for a note ("2.7ms").
+func approx(d units.Duration) units.Duration {
+	if d <= 0 {
+		return d
+	}
+	p := math.Pow(10, math.Floor(math.Log10(float64(d)))-1)
+	return units.Duration(math.Round(float64(d)/p) * p)
+}
+
+// timeLimitNotes warns of jobs that cannot finish within sim.time_limit:
+// their ideal time (see idealTime) is already beyond it.
+func timeLimitNotes(s *Scenario) []string {
+	limit := s.Sim.TimeLimit
+	if limit <= 0 {
+		return nil
+	}
+	var out []string
+	runsText := func(runs int) string {
+		if runs > 1 {
+			return fmt.Sprintf(" for %d runs: warmup and iterations", runs)
+		}
+		return ""
+	}
+	// The rows: the workload at each of its sizes.
+	var over []units.Size
+	var first, last units.Duration
+	runs := 1
+	for _, size := range SweepSizes(s.Workload.Sizes) {
+		d, r, ok := idealTime(s.Workload, s.Topology, size)
+		if !ok || d <= limit {
+			continue
+		}
+		if len(over) == 0 {
+			first = d
+		}
+		over, last, runs = append(over, size), d, r
+	}
+	switch len(over) {
+	case 0:
+	case 1:
+		out = append(out, fmt.Sprintf("sim.time_limit=%v is below the ideal time of the %v size (%v%s): that job will end incomplete; raise sim.time_limit",
+			limit, over[0], approx(last), runsText(runs)))
+	default:
+		out = append(out, fmt.Sprintf("sim.time_limit=%v is below the ideal time of the sizes from %v to %v (%v to %v%s): those jobs will end incomplete; raise sim.time_limit",
+			limit, over[0], over[len(over)-1], approx(first), approx(last), runsText(runs)))
+	}
+	// The other jobs run at their one size beside every row.
+	for _, j := range s.Jobs {
+		sizes := SweepSizes(j.Sizes)
+		if len(sizes) != 1 {
+			continue
+		}
+		d, r, ok := idealTime(j.Workload, s.Topology, sizes[0])
+		if !ok || j.Start+d <= limit {
+			continue
+		}
+		name := strings.TrimSpace(j.Name)
+		if j.Start > 0 {
+			out = append(out, fmt.Sprintf("sim.time_limit=%v is below the start of job %q (%v) plus its ideal time at %v (%v%s): every row will end incomplete; raise sim.time_limit",
+				limit, name, j.Start, sizes[0], approx(d), runsText(r)))
+		} else {
+			out = append(out, fmt.Sprintf("sim.time_limit=%v is below the ideal time of job %q at %v (%v%s): every row will end incomplete; raise sim.time_limit",
+				limit, name, sizes[0], approx(d), runsText(r)))
+		}
 	}
 	return out
 }

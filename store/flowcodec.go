@@ -124,6 +124,16 @@ func derivable(r *metrics.FlowRecord) bool {
 	return secs(e) == r.EndS && secs(i) == r.IdealS && fct == r.FCTS && fct/secs(i) == r.Slowdown
 }
 
+// chunkRecords is the record count in a chunk's header (false when there
+// is no valid header), read before decoding it.
+func chunkRecords(data []byte) (uint64, bool) {
+	if len(data) < 2 || data[0] != flowsPicoseconds && data[0] != flowsFloats {
+		return 0, false
+	}
+	n, k := binary.Uvarint(data[1:])
+	return n, k > 0
+}
+
 // decodeFlows appends the records of one chunk to dst.
 func decodeFlows(data []byte, dst []metrics.FlowRecord) ([]metrics.FlowRecord, error) {
 	if len(data) < 2 {

@@ -11,7 +11,13 @@
 // Open picks the backend from the DSN: a file path (SQLite via
 // modernc.org/sqlite, pure Go, WAL) or a postgres:// URL (PostgreSQL via
 // pgx). The SQL is portable: no backend-only functions, `?` placeholders
-// rewritten by the dialect, column types from the dialect.
+// rewritten by the dialect, column types from the dialect. OpenReadOnly
+// opens for the commands that only read: no migration, no writes.
+//
+// A database is input: every value read from it is checked (read.go), and
+// what this build could not have written is a "damaged" error. Reading is
+// bounded: a result's JSON is at most maxResultJSON bytes, its flow records
+// at most maxResultRecords, checked before anything is allocated for them.
 //
 // Every error is one line.
 package store
@@ -25,6 +31,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -34,8 +42,9 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+	"modernc.org/sqlite"               // the "sqlite" database/sql driver
 
+	"fabriclab/internal/safetext"
 	"fabriclab/metrics"
 	"fabriclab/report"
 )
@@ -46,18 +55,48 @@ const (
 	StatusDone        = "done"
 	StatusInterrupted = "interrupted"
 	StatusFailed      = "failed"
+	// StatusIncomplete: the run ended but not every result could be saved
+	// (a full disk, say).
+	StatusIncomplete = "incomplete"
 )
+
+func knownStatus(s string) bool {
+	switch s {
+	case StatusRunning, StatusDone, StatusInterrupted, StatusFailed, StatusIncomplete:
+		return true
+	}
+	return false
+}
+
+// Limits on what is saved and read back, so that a damaged row cannot make
+// a reader allocate without bound (a 2 MB gzip row inflated to 4.6 GB).
+// AddResult refuses a result over them, so what is saved reads back. They
+// are variables for the tests.
+var (
+	// maxResultJSON bounds a result's JSON (the SizeResult without its flow
+	// records). Without sim.record_flows it is kilobytes; with it,
+	// fct_curve_s and rank_bw_gbps hold about 45 bytes per flow (some 45 MB
+	// for a million flows).
+	maxResultJSON int64 = 256 << 20
+	// maxResultRecords bounds a result's flow records (96 bytes each in
+	// memory): 2^24, a 4,096-rank all-to-all.
+	maxResultRecords = 1 << 24
+)
+
+// maxIndex bounds the integer columns that are indexes or counts (INTEGER
+// in PostgreSQL).
+const maxIndex = math.MaxInt32
 
 // ErrNotFound is returned (wrapped) for a run id that is not in the database.
 var ErrNotFound = errors.New("no such run")
 
 // dialect is what differs between backends.
 type dialect struct {
-	name       string
-	driver     string
-	autoID     string // column type of an auto-increment primary key
-	blob       string // column type of binary data
-	migrations []string
+	name      string
+	driver    string
+	autoID    string // column type of an auto-increment primary key
+	blob      string // column type of binary data
+	hasSchema string // query: 1 if the schema_version table exists, else 0
 }
 
 // rebind turns `?` placeholders into the dialect's. SQLite takes `?`
@@ -81,10 +120,11 @@ func (d *dialect) rebind(q string) string {
 }
 
 var sqliteDialect = &dialect{
-	name:   "sqlite",
-	driver: "sqlite",
-	autoID: "INTEGER PRIMARY KEY AUTOINCREMENT",
-	blob:   "BLOB",
+	name:      "sqlite",
+	driver:    "sqlite",
+	autoID:    "INTEGER PRIMARY KEY AUTOINCREMENT",
+	blob:      "BLOB",
+	hasSchema: `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'`,
 }
 
 var postgresDialect = &dialect{
@@ -92,6 +132,8 @@ var postgresDialect = &dialect{
 	driver: "pgx",
 	autoID: "BIGSERIAL PRIMARY KEY",
 	blob:   "BYTEA",
+	hasSchema: `SELECT COUNT(*) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_name = 'schema_version'`,
 }
 
 // migrations are applied in order; schema_version holds how many ran. Never
@@ -160,6 +202,10 @@ func migrationsFor(d *dialect) []string {
 			data ` + d.blob + ` NOT NULL,
 			PRIMARY KEY (run_id, variant_idx, size_idx, chunk)
 		)`,
+		// 3: how many result rows a run expects (variants × sizes), so that
+		// a run that could not save them all shows it even when its final
+		// status could not be saved either; 0 = unknown (older runs).
+		`ALTER TABLE runs ADD COLUMN expected_rows BIGINT NOT NULL DEFAULT 0`,
 	}
 }
 
@@ -168,9 +214,10 @@ var SchemaVersion = len(migrationsFor(sqliteDialect))
 
 // Store is an open results database. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
-	d    *dialect
-	name string // for messages
+	db       *sql.DB
+	d        *dialect
+	name     string // for messages
+	readOnly bool   // OpenReadOnly: every write is refused
 }
 
 // Meta describes a run (everything but its results).
@@ -189,8 +236,32 @@ type Meta struct {
 	Note         string
 	Host         string // where it ran, and the process id, to spot stale "running" rows
 	PID          int
+	// Expected is how many result rows the run should save (variants ×
+	// sizes), given to BeginRun; 0 when unknown (runs saved before it was
+	// recorded).
+	Expected int
 	// Filled by Runs and Run:
 	Variants, Rows int
+}
+
+// Missing is how many of the Expected result rows were not saved, for a
+// run that ended (done, failed, incomplete) or whose process is gone (a
+// Stale "running" run: killed, or its final status could not be saved,
+// e.g. on a full disk). It is 0 for a run still running or interrupted
+// (Ctrl-C stops it short by design), and when Expected is 0 (unknown).
+func (m Meta) Missing() int {
+	if m.Expected <= 0 || m.Rows >= m.Expected {
+		return 0
+	}
+	switch m.Status {
+	case StatusInterrupted:
+		return 0
+	case StatusRunning:
+		if !m.Stale() {
+			return 0
+		}
+	}
+	return m.Expected - m.Rows
 }
 
 // Stale reports whether a run still marked running was started by a
@@ -235,45 +306,130 @@ func (f Filter) match(m Meta) bool {
 
 // Open opens (creating if needed) the database named by dsn: a file path,
 // "sqlite:PATH", or a PostgreSQL URL (postgres://user:pass@host:port/db?…,
-// the database must exist). The schema is migrated to the current version;
-// a database from a newer fabriclab is refused. Open checks that the
+// the database must exist). A path is a path, never a URI: the file opened
+// (or created) is exactly the one named, and one that exists but is not a
+// regular file (a device such as /dev/null, a FIFO, a socket, a directory)
+// is refused, as is "". The schema is migrated to the current version; a
+// database from a newer fabriclab is refused. Open checks that the
 // database can be written.
-func Open(dsn string) (*Store, error) {
-	switch {
-	case IsPostgres(dsn):
-		return openPostgres(dsn)
-	case strings.HasPrefix(dsn, "sqlite:"):
-		dsn = strings.TrimPrefix(dsn, "sqlite:")
+func Open(dsn string) (*Store, error) { return open(dsn, false) }
+
+// OpenReadOnly opens an existing database for reading only: it never
+// migrates and never writes (every writing method returns an error).
+// SQLite opens the file read-only, and reads a database on a read-only
+// file system too (one without write-ahead log is then opened immutable;
+// one with a -wal file needs its -shm index next to it). PostgreSQL
+// sessions are in read-only transaction mode. A database whose schema is
+// older than SchemaVersion, or that has no tables yet, is an error wrapping
+// ErrMigrationNeeded that says how to migrate it (open it once with a
+// command that writes); a newer one is refused as by Open; a missing file
+// is an error wrapping fs.ErrNotExist. Paths are as for Open.
+func OpenReadOnly(dsn string) (*Store, error) { return open(dsn, true) }
+
+func open(dsn string, readOnly bool) (*Store, error) {
+	if IsPostgres(dsn) {
+		return openPostgres(dsn, readOnly)
 	}
-	if dsn == "" {
+	path, ok := SQLitePath(dsn)
+	if !ok {
 		return nil, errors.New("store: empty database path")
 	}
-	return openSQLite(dsn)
+	return openSQLite(path, readOnly)
 }
 
-func openSQLite(path string) (*Store, error) {
+// SQLite connection parameters: writers take the write lock when a
+// transaction begins (no SQLITE_BUSY halfway), WAL so that readers read
+// while a run writes.
+const (
+	sqliteWrite = "_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	sqliteRead  = "mode=ro&_pragma=busy_timeout(10000)&_pragma=query_only(1)"
+)
+
+func openSQLite(path string, readOnly bool) (*Store, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("store: cannot open database %s: %s", path, oneLine(err.Error()))
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	exists, err := checkSQLitePath(path)
+	if err != nil {
+		return nil, fail(err)
+	}
+	switch {
+	case !exists && readOnly:
+		return nil, &wrapped{fmt.Sprintf("store: no database at %s (fabriclab run creates it)", path), fs.ErrNotExist}
+	case !exists:
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fail(err)
 		}
 	}
-	q := "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	db, err := sql.Open(sqliteDialect.driver, "file:"+path+q)
+	params := sqliteWrite
+	if readOnly {
+		params = sqliteRead
+	}
+	s, err := connectSQLite(path, params, readOnly)
 	if err != nil {
 		return nil, fail(err)
+	}
+	if !readOnly {
+		if err := s.migrate(); err != nil {
+			s.db.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	err = s.checkSchema()
+	if isCantOpen(err) {
+		// A read-only connection to a WAL database needs its -shm index,
+		// which SQLite creates next to it: on a read-only file system it
+		// cannot. Without a write-ahead log (or hot journal) to read, the
+		// file alone is the database, and is opened immutable: SQLite then
+		// takes no locks, which is safe as long as nobody writes it
+		// meanwhile — where no -shm can be created next to it, a writer
+		// (who would have to create a -wal there) usually cannot either.
+		s.db.Close()
+		for _, f := range []struct{ suffix, why string }{
+			{"-wal", "its write-ahead log (the -wal file) can only be read with a -shm file next to it, which cannot be created there"},
+			{"-journal", "its -journal file (an unfinished write) must be rolled back first"},
+		} {
+			if fi, err := os.Stat(path + f.suffix); err == nil && fi.Size() > 0 {
+				return nil, fmt.Errorf("store: cannot open database %s read-only: %s; open it once where it can be written", path, f.why)
+			}
+		}
+		if s, err = connectSQLite(path, params+"&immutable=1", true); err != nil {
+			return nil, fail(err)
+		}
+		if err = s.checkSchema(); isCantOpen(err) {
+			err = fail(err)
+		}
+	}
+	if err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func connectSQLite(path, params string, readOnly bool) (*Store, error) {
+	uri, err := sqliteURI(path, params)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open(sqliteDialect.driver, uri)
+	if err != nil {
+		return nil, err
 	}
 	// One connection: SQLite has one writer anyway, and this serializes
 	// the writes of parallel jobs without SQLITE_BUSY.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, d: sqliteDialect, name: path}
-	if err := s.migrate(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
+	return &Store{db: db, d: sqliteDialect, name: path, readOnly: readOnly}, nil
+}
+
+// isCantOpen reports whether err is how SQLite says it could not open a
+// file next to the database: SQLITE_CANTOPEN (on a read-only file system)
+// or SQLITE_READONLY_DIRECTORY (in a directory this user cannot write).
+func isCantOpen(err error) bool {
+	const cantOpen, readOnlyDirectory = 14, 8 | 6<<8
+	var e *sqlite.Error
+	return errors.As(err, &e) && (e.Code()&0xff == cantOpen || e.Code() == readOnlyDirectory)
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database.
@@ -284,7 +440,7 @@ func IsPostgres(dsn string) bool {
 // connectTimeout bounds how long Open waits for a PostgreSQL server.
 const connectTimeout = 10 * time.Second
 
-func openPostgres(dsn string) (*Store, error) {
+func openPostgres(dsn string, readOnly bool) (*Store, error) {
 	name := dsn
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -299,6 +455,13 @@ func openPostgres(dsn string) (*Store, error) {
 		q.Set("connect_timeout", strconv.Itoa(int(connectTimeout/time.Second)))
 		u.RawQuery = q.Encode()
 	}
+	if readOnly {
+		// A run-time parameter of the session: every transaction is
+		// read-only, so that not even a bug can write.
+		q := u.Query()
+		q.Set("default_transaction_read_only", "on")
+		u.RawQuery = q.Encode()
+	}
 	db, err := sql.Open(postgresDialect.driver, u.String())
 	if err != nil {
 		return nil, fail(err)
@@ -310,8 +473,12 @@ func openPostgres(dsn string) (*Store, error) {
 		db.Close()
 		return nil, fail(err)
 	}
-	s := &Store{db: db, d: postgresDialect, name: name}
-	if err := s.migrate(); err != nil {
+	s := &Store{db: db, d: postgresDialect, name: name, readOnly: readOnly}
+	check := s.migrate
+	if readOnly {
+		check = s.checkSchema
+	}
+	if err := check(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -344,21 +511,20 @@ func (s *Store) migrate() error {
 	if _, err := tx.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return fail(err)
 	}
-	var v int
-	err = tx.QueryRow(`SELECT version FROM schema_version`).Scan(&v)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	v, present, err := s.schemaVersion(tx)
+	if err != nil {
+		return err
+	}
+	if !present {
 		if _, err := tx.Exec(`INSERT INTO schema_version (version) VALUES (0)`); err != nil {
 			return fail(err)
 		}
-	case err != nil:
-		return fail(err)
 	}
 	ms := migrationsFor(s.d)
-	if v > len(ms) {
-		return fmt.Errorf("store: database %s has schema %d, this fabriclab knows up to %d", s.name, v, len(ms))
+	if v > int64(len(ms)) {
+		return s.newerSchema(v)
 	}
-	for i := v; i < len(ms); i++ {
+	for i := int(v); i < len(ms); i++ {
 		for _, stmt := range strings.Split(ms[i], ";") {
 			if strings.TrimSpace(stmt) == "" {
 				continue
@@ -378,13 +544,73 @@ func (s *Store) migrate() error {
 	return nil
 }
 
+func (s *Store) newerSchema(v int64) error {
+	return fmt.Errorf("store: database %s has schema %d, this fabriclab knows up to %d", s.name, v, SchemaVersion)
+}
+
+// checkSchema is OpenReadOnly's check that the database has this build's
+// schema (it cannot migrate it).
+func (s *Store) checkSchema() error {
+	fail := func(err error) error {
+		return fmt.Errorf("store: cannot open database %s: %s", s.name, oneLine(err.Error()))
+	}
+	var raw any
+	if err := s.db.QueryRow(s.d.hasSchema).Scan(&raw); err != nil {
+		if isCantOpen(err) {
+			return err // openSQLite tries again
+		}
+		return fail(err)
+	}
+	var v int64
+	if n, _ := raw.(int64); n > 0 {
+		var present bool
+		var err error
+		if v, present, err = s.schemaVersion(s.db); err != nil {
+			return err
+		}
+		if !present {
+			return s.damaged("schema_version has no row")
+		}
+	}
+	switch {
+	case v == 0:
+		return &wrapped{fmt.Sprintf("store: database %s has no fabriclab tables yet (%s creates them)", s.name, "`fabriclab run`"),
+			ErrMigrationNeeded}
+	case v < int64(SchemaVersion):
+		return &wrapped{fmt.Sprintf("store: database %s has schema %d, this fabriclab needs %d: a migration is needed, "+
+			"and this command only reads; migrate it by opening it once with a command that writes, "+
+			"such as `fabriclab tag RUN TAG` or `fabriclab run`", s.name, v, SchemaVersion), ErrMigrationNeeded}
+	case v > int64(SchemaVersion):
+		return s.newerSchema(v)
+	}
+	return nil
+}
+
+// writable refuses writes to a store opened with OpenReadOnly.
+func (s *Store) writable(what string) error {
+	if s.readOnly {
+		return fmt.Errorf("store: %s: database %s is open read-only", what, s.name)
+	}
+	return nil
+}
+
 func (s *Store) errf(format string, a ...any) error {
 	return fmt.Errorf("store: %s", oneLine(fmt.Sprintf(format, a...)))
 }
 
 // BeginRun inserts a run with status running and its variants (their
-// Results are ignored) and returns its id.
+// Results are ignored) and returns its id. m.Expected (the result rows the
+// run will save, 0 if unknown) is saved with it; see Meta.Missing.
 func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error) {
+	if err := s.writable("begin run"); err != nil {
+		return 0, err
+	}
+	if m.Expected < 0 || m.Expected > maxIndex {
+		return 0, s.errf("begin run: expected rows %d out of range (0 to %d)", m.Expected, maxIndex)
+	}
+	if m.PID < 0 || m.PID > maxIndex {
+		return 0, s.errf("begin run: process id %d out of range", m.PID)
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return 0, s.errf("begin run: %v", err)
@@ -401,9 +627,9 @@ func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error)
 	}
 	var id int64
 	err = tx.QueryRow(s.d.rebind(`INSERT INTO runs (name, scenario_file, scenario_text, seed, sets, sweeps, version,
-		started, finished, status, tags, note, host, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?) RETURNING id`),
+		started, finished, status, tags, note, host, pid, expected_rows) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?) RETURNING id`),
 		m.Name, m.ScenarioFile, m.ScenarioText, int64(m.Seed), jsonList(m.Sets), jsonList(m.Sweeps), m.Version,
-		m.Started, StatusRunning, strings.Join(m.Tags, " "), m.Note, m.Host, m.PID).Scan(&id)
+		m.Started, StatusRunning, strings.Join(m.Tags, " "), m.Note, m.Host, m.PID, m.Expected).Scan(&id)
 	if err != nil {
 		return 0, s.errf("begin run: %v", err)
 	}
@@ -432,6 +658,15 @@ func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error)
 // (the row and its records together), so results survive a killed process.
 func (s *Store) AddResult(runID int64, variantIdx, sizeIdx int, r metrics.SizeResult) error {
 	fail := func(err error) error { return s.errf("run %d: saving a result: %v", runID, err) }
+	if err := s.writable(fmt.Sprintf("run %d: saving a result", runID)); err != nil {
+		return err
+	}
+	if variantIdx < 0 || variantIdx > maxIndex || sizeIdx < 0 || sizeIdx > maxIndex {
+		return fail(fmt.Errorf("variant %d, size %d: index out of range", variantIdx, sizeIdx))
+	}
+	if len(r.Records) > maxResultRecords {
+		return fail(fmt.Errorf("%d flow records, the store keeps at most %d per result", len(r.Records), maxResultRecords))
+	}
 	recs := r.Records
 	r.Records = nil
 	blob, err := compress(r)
@@ -470,12 +705,15 @@ func (s *Store) AddResult(runID int64, variantIdx, sizeIdx int, r metrics.SizeRe
 	return nil
 }
 
-// FinishRun sets a run's final status and finish time (RFC 3339).
+// FinishRun sets a run's final status (StatusDone, StatusFailed,
+// StatusInterrupted or StatusIncomplete — or StatusRunning) and finish time
+// (RFC 3339).
 func (s *Store) FinishRun(id int64, status, finished string) error {
-	switch status {
-	case StatusDone, StatusInterrupted, StatusFailed, StatusRunning:
-	default:
+	if !knownStatus(status) {
 		return s.errf("unknown run status %q", status)
+	}
+	if err := s.writable(fmt.Sprintf("finishing run %d", id)); err != nil {
+		return err
 	}
 	res, err := s.db.Exec(s.d.rebind(`UPDATE runs SET status = ?, finished = ? WHERE id = ?`), status, finished, id)
 	if err != nil {
@@ -496,22 +734,52 @@ func (s *Store) mustHit(res sql.Result, id int64) error {
 }
 
 const metaCols = `r.id, r.name, r.scenario_file, r.scenario_text, r.seed, r.sets, r.sweeps, r.version, r.started,
-	r.finished, r.status, r.tags, r.note, r.host, r.pid,
+	r.finished, r.status, r.tags, r.note, r.host, r.pid, r.expected_rows,
 	(SELECT COUNT(*) FROM variants v WHERE v.run_id = r.id),
 	(SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)`
 
-func scanMeta(sc interface{ Scan(...any) error }) (Meta, error) {
-	var m Meta
-	var seed int64
-	var sets, sweeps, tags string
-	err := sc.Scan(&m.ID, &m.Name, &m.ScenarioFile, &m.ScenarioText, &seed, &sets, &sweeps, &m.Version, &m.Started,
-		&m.Finished, &m.Status, &tags, &m.Note, &m.Host, &m.PID, &m.Variants, &m.Rows)
+// scanMeta reads a row of metaCols. A driver error is returned as is; a
+// value this build could not have written is a damaged error.
+func (s *Store) scanMeta(sc scanner) (Meta, error) {
+	vals, err := scanRaw(sc, 18)
 	if err != nil {
-		return m, err
+		return Meta{}, err
 	}
-	m.Seed = uint64(seed)
-	_ = json.Unmarshal([]byte(sets), &m.Sets)
-	_ = json.Unmarshal([]byte(sweeps), &m.Sweeps)
+	c := checker{vals: vals}
+	var m Meta
+	m.ID = c.int(0, "id", 1, math.MaxInt64)
+	m.Name = c.text(1, "name")
+	m.ScenarioFile = c.text(2, "scenario_file")
+	m.ScenarioText = c.text(3, "scenario_text")
+	m.Seed = uint64(c.int(4, "seed", math.MinInt64, math.MaxInt64)) // saved as int64(seed)
+	sets, sweeps := c.text(5, "sets"), c.text(6, "sweeps")
+	m.Version = c.text(7, "version")
+	m.Started = c.text(8, "started")
+	m.Finished = c.text(9, "finished")
+	m.Status = c.text(10, "status")
+	tags := c.text(11, "tags")
+	m.Note = c.text(12, "note")
+	m.Host = c.text(13, "host")
+	m.PID = int(c.int(14, "pid", 0, maxIndex))
+	m.Expected = int(c.int(15, "expected_rows", 0, maxIndex))
+	m.Variants = int(c.int(16, "the variant count", 0, math.MaxInt64))
+	m.Rows = int(c.int(17, "the result count", 0, math.MaxInt64))
+	if c.bad == "" && !knownStatus(m.Status) {
+		c.fail("status is not one of %s, %s, %s, %s, %s", StatusRunning, StatusDone, StatusIncomplete, StatusFailed, StatusInterrupted)
+	}
+	if c.bad == "" && json.Unmarshal([]byte(sets), &m.Sets) != nil {
+		c.fail("sets is not a JSON list of strings")
+	}
+	if c.bad == "" && json.Unmarshal([]byte(sweeps), &m.Sweeps) != nil {
+		c.fail("sweeps is not a JSON list of strings")
+	}
+	if c.bad != "" {
+		where := "a run"
+		if m.ID > 0 {
+			where = fmt.Sprintf("run %d", m.ID)
+		}
+		return Meta{}, s.damaged("%s: %s", where, c.bad)
+	}
 	m.Tags = strings.Fields(tags)
 	return m, nil
 }
@@ -525,7 +793,10 @@ func (s *Store) Runs(f Filter) ([]Meta, error) {
 	defer rows.Close()
 	var out []Meta
 	for rows.Next() {
-		m, err := scanMeta(rows)
+		m, err := s.scanMeta(rows)
+		if errors.Is(err, ErrDamaged) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, s.errf("listing runs: %v", err)
 		}
@@ -550,9 +821,14 @@ func hasTag(tags []string, t string) bool {
 
 // Meta returns one run's description.
 func (s *Store) Meta(id int64) (Meta, error) {
-	m, err := scanMeta(s.db.QueryRow(s.d.rebind(`SELECT `+metaCols+` FROM runs r WHERE r.id = ?`), id))
-	if errors.Is(err, sql.ErrNoRows) {
+	m, err := s.scanMeta(s.db.QueryRow(s.d.rebind(`SELECT `+metaCols+` FROM runs r WHERE r.id = ?`), id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return m, fmt.Errorf("store: run %d: %w in %s", id, ErrNotFound, s.name)
+	case errors.Is(err, ErrDamaged):
+		return m, err
+	case err == nil && m.ID != id:
+		return Meta{}, s.damaged("run %d read back as run %d", id, m.ID)
 	}
 	if err != nil {
 		return m, s.errf("run %d: %v", id, err)
@@ -571,90 +847,150 @@ func (s *Store) Run(id int64) (report.Output, Meta, error) {
 		Scenario: m.Name, ScenarioFile: m.ScenarioFile, Seed: m.Seed, Sets: m.Sets, Sweeps: m.Sweeps,
 		Version: m.Version, Started: m.Started, Finished: m.Finished,
 		Interrupted: m.Status == StatusInterrupted,
+		MissingRows: m.Missing(),
 		Variants:    []report.VariantResult{},
 	}
-	rows, err := s.db.Query(s.d.rebind(`SELECT name, collective, parent, sweep FROM variants WHERE run_id = ? ORDER BY idx`), id)
+	if err := s.readVariants(id, &out); err != nil {
+		return out, m, err
+	}
+	sizeIdx, err := s.readResults(id, &out)
 	if err != nil {
-		return out, m, s.errf("run %d: %v", id, err)
+		return out, m, err
 	}
-	for rows.Next() {
-		var v report.VariantResult
-		var sw string
-		if err := rows.Scan(&v.Name, &v.Collective, &v.Parent, &sw); err != nil {
-			rows.Close()
-			return out, m, s.errf("run %d: %v", id, err)
-		}
-		if err := json.Unmarshal([]byte(sw), &v.Sweep); err != nil {
-			rows.Close()
-			return out, m, s.errf("run %d: variant %s: %v", id, v.Name, err)
-		}
-		v.Results = []metrics.SizeResult{}
-		out.Variants = append(out.Variants, v)
-	}
-	rows.Close()
-	rows, err = s.db.Query(s.d.rebind(`SELECT variant_idx, size_idx, data FROM results WHERE run_id = ? ORDER BY variant_idx, size_idx`), id)
-	if err != nil {
-		return out, m, s.errf("run %d: %v", id, err)
-	}
-	defer rows.Close()
-	var sizeIdx [][2]int // each result's (variant, size index), in order
-	for rows.Next() {
-		var vi, si int
-		var blob []byte
-		if err := rows.Scan(&vi, &si, &blob); err != nil {
-			return out, m, s.errf("run %d: %v", id, err)
-		}
-		r, err := decompress(blob)
-		if err != nil {
-			return out, m, s.errf("run %d: a result: %v", id, err)
-		}
-		if vi < 0 || vi >= len(out.Variants) {
-			return out, m, s.errf("run %d: a result of unknown variant %d", id, vi)
-		}
-		out.Variants[vi].Results = append(out.Variants[vi].Results, r)
-		sizeIdx = append(sizeIdx, [2]int{vi, si})
-	}
-	if err := rows.Err(); err != nil {
-		return out, m, s.errf("run %d: %v", id, err)
-	}
-	rows.Close()
 	if err := s.readFlows(id, out, sizeIdx); err != nil {
 		return out, m, err
 	}
 	return out, m, nil
 }
 
-// readFlows attaches the stored flow records to their results.
-func (s *Store) readFlows(id int64, out report.Output, sizeIdx [][2]int) error {
-	where := map[[2]int]*metrics.SizeResult{}
-	pos := map[int]int{}
+// readVariants reads a run's variants (numbered from 0 without gaps).
+func (s *Store) readVariants(id int64, out *report.Output) error {
+	rows, err := s.db.Query(s.d.rebind(`SELECT idx, name, collective, parent, sweep FROM variants WHERE run_id = ? ORDER BY idx`), id)
+	if err != nil {
+		return s.errf("run %d: %v", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals, err := scanRaw(rows, 5)
+		if err != nil {
+			return s.errf("run %d: %v", id, err)
+		}
+		c := checker{vals: vals}
+		var v report.VariantResult
+		idx := c.int(0, "idx", 0, maxIndex)
+		v.Name, v.Collective, v.Parent = c.text(1, "name"), c.text(2, "collective"), c.text(3, "parent")
+		sw := c.text(4, "sweep")
+		if c.bad == "" && idx != int64(len(out.Variants)) {
+			c.fail("index %d where %d was expected (variants are numbered from 0)", idx, len(out.Variants))
+		}
+		if c.bad == "" && json.Unmarshal([]byte(sw), &v.Sweep) != nil {
+			c.fail("sweep is not a JSON object of strings")
+		}
+		if c.bad != "" {
+			return s.damaged("run %d: variant %d: %s", id, len(out.Variants), c.bad)
+		}
+		v.Results = []metrics.SizeResult{}
+		out.Variants = append(out.Variants, v)
+	}
+	if err := rows.Err(); err != nil {
+		return s.errf("run %d: %v", id, err)
+	}
+	return nil
+}
+
+// readResults reads a run's results into their variants, in size index
+// order, and returns each one's (variant, size index), in order.
+func (s *Store) readResults(id int64, out *report.Output) ([][2]int64, error) {
+	rows, err := s.db.Query(s.d.rebind(`SELECT variant_idx, size_idx, data FROM results WHERE run_id = ? ORDER BY variant_idx, size_idx`), id)
+	if err != nil {
+		return nil, s.errf("run %d: %v", id, err)
+	}
+	defer rows.Close()
+	var keys [][2]int64
+	for rows.Next() {
+		vals, err := scanRaw(rows, 3)
+		if err != nil {
+			return nil, s.errf("run %d: %v", id, err)
+		}
+		c := checker{vals: vals}
+		k := [2]int64{c.int(0, "variant_idx", 0, int64(len(out.Variants))-1), c.int(1, "size_idx", 0, maxIndex)}
+		blob := c.blob(2, "data")
+		if n := len(keys); c.bad == "" && n > 0 && (k[0] < keys[n-1][0] || k[0] == keys[n-1][0] && k[1] <= keys[n-1][1]) {
+			c.fail("two results for variant %d size %d", k[0], k[1])
+		}
+		if c.bad != "" {
+			return nil, s.damaged("run %d: a result: %s", id, c.bad)
+		}
+		r, err := decompress(blob)
+		if err != nil {
+			return nil, s.damaged("run %d: result %d/%d: %v", id, k[0], k[1], err)
+		}
+		out.Variants[k[0]].Results = append(out.Variants[k[0]].Results, r)
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.errf("run %d: %v", id, err)
+	}
+	return keys, nil
+}
+
+// readFlows attaches the stored flow records to their results: chunks
+// numbered from 0 without gaps, each of 1 to flowChunk records (its row's
+// count and its header's must agree), at most maxResultRecords a result,
+// all checked before a chunk is decoded.
+func (s *Store) readFlows(id int64, out report.Output, sizeIdx [][2]int64) error {
+	where := map[[2]int64]*metrics.SizeResult{}
+	next := map[[2]int64]int64{} // the next chunk's number
+	pos := map[int64]int{}
 	for _, k := range sizeIdx {
 		vi := k[0]
 		where[k] = &out.Variants[vi].Results[pos[vi]]
 		pos[vi]++
 	}
-	rows, err := s.db.Query(s.d.rebind(`SELECT variant_idx, size_idx, records, data FROM flow_records
+	rows, err := s.db.Query(s.d.rebind(`SELECT variant_idx, size_idx, chunk, records, data FROM flow_records
 		WHERE run_id = ? ORDER BY variant_idx, size_idx, chunk`), id)
 	if err != nil {
 		return s.errf("run %d: flow records: %v", id, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var k [2]int
-		var n int
-		var data []byte
-		if err := rows.Scan(&k[0], &k[1], &n, &data); err != nil {
+		vals, err := scanRaw(rows, 5)
+		if err != nil {
 			return s.errf("run %d: flow records: %v", id, err)
+		}
+		c := checker{vals: vals}
+		k := [2]int64{c.int(0, "variant_idx", 0, maxIndex), c.int(1, "size_idx", 0, maxIndex)}
+		chunk := c.int(2, "chunk", 0, maxIndex)
+		n := int(c.int(3, "records", 1, flowChunk))
+		data := c.blob(4, "data")
+		if c.bad != "" {
+			return s.damaged("run %d: flow records: %s", id, c.bad)
 		}
 		r := where[k]
 		if r == nil {
-			return s.errf("run %d: flow records of unknown result %d/%d", id, k[0], k[1])
+			return s.damaged("run %d: flow records of result %d/%d, which is not there", id, k[0], k[1])
+		}
+		bad := func(format string, a ...any) error {
+			return s.damaged("run %d: result %d/%d: flow record chunk %d: %s", id, k[0], k[1], chunk, fmt.Sprintf(format, a...))
+		}
+		switch {
+		case chunk != next[k]:
+			return bad("chunk %d was expected (chunks are numbered from 0)", next[k])
+		case len(r.Records)+n > maxResultRecords:
+			return bad("more than %d flow records for one result", maxResultRecords)
+		}
+		if h, ok := chunkRecords(data); !ok || h != uint64(n) {
+			return bad("its header disagrees with its row's count of %d", n)
 		}
 		recs, err := decodeFlows(data, r.Records)
-		if err != nil || len(recs)-len(r.Records) != n {
-			return s.errf("run %d: flow records of result %d/%d are damaged: %v", id, k[0], k[1], err)
+		if err != nil {
+			return bad("%v", err)
+		}
+		if len(recs)-len(r.Records) != n {
+			return bad("%d records where its row says %d", len(recs)-len(r.Records), n)
 		}
 		r.Records = recs
+		next[k]++
 	}
 	if err := rows.Err(); err != nil {
 		return s.errf("run %d: flow records: %v", id, err)
@@ -664,6 +1000,9 @@ func (s *Store) readFlows(id int64, out report.Output, sizeIdx [][2]int) error {
 
 // Delete removes a run and everything stored with it.
 func (s *Store) Delete(id int64) error {
+	if err := s.writable(fmt.Sprintf("deleting run %d", id)); err != nil {
+		return err
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return s.errf("deleting run %d: %v", id, err)
@@ -690,14 +1029,17 @@ func (s *Store) Delete(id int64) error {
 
 // Tag adds tags to a run (a tag is one word; duplicates are ignored).
 func (s *Store) Tag(id int64, tags ...string) error {
+	if err := s.writable(fmt.Sprintf("tagging run %d", id)); err != nil {
+		return err
+	}
 	m, err := s.Meta(id)
 	if err != nil {
 		return err
 	}
 	all := m.Tags
 	for _, t := range tags {
-		if t == "" || strings.ContainsAny(t, " \t\n") {
-			return s.errf("tag %q: a tag is one word", t)
+		if t == "" || strings.ContainsAny(t, " \t\n") || safetext.HasControl(t) {
+			return s.errf("tag %q: a tag is one word of printable text", t)
 		}
 		if !hasTag(all, t) {
 			all = append(all, t)
@@ -712,6 +1054,9 @@ func (s *Store) Tag(id int64, tags ...string) error {
 
 // SetNote replaces a run's note (free text; "" clears it).
 func (s *Store) SetNote(id int64, note string) error {
+	if err := s.writable(fmt.Sprintf("noting run %d", id)); err != nil {
+		return err
+	}
 	res, err := s.db.Exec(s.d.rebind(`UPDATE runs SET note = ? WHERE id = ?`), note, id)
 	if err != nil {
 		return s.errf("noting run %d: %v", id, err)
@@ -736,10 +1081,20 @@ func jsonList(xs []string) string {
 	return string(b)
 }
 
+// compress is a result's gzip-compressed JSON (its flow records go to
+// flow_records). More than maxResultJSON bytes of JSON is refused: it could
+// not be read back.
 func compress(r metrics.SizeResult) ([]byte, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > maxResultJSON {
+		return nil, fmt.Errorf("its JSON is %d MiB, the store keeps at most %d MiB per result", len(data)>>20, maxResultJSON>>20)
+	}
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)
-	if err := json.NewEncoder(zw).Encode(r); err != nil {
+	if _, err := zw.Write(data); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -748,18 +1103,33 @@ func compress(r metrics.SizeResult) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// decompress reads a result row's data back, reading at most
+// maxResultJSON bytes of JSON. Its errors describe, never quote, the data.
 func decompress(blob []byte) (metrics.SizeResult, error) {
 	var r metrics.SizeResult
 	zr, err := gzip.NewReader(bytes.NewReader(blob))
 	if err != nil {
-		return r, err
+		return r, errors.New("its data is not gzip-compressed")
 	}
-	data, err := io.ReadAll(zr)
+	data, err := io.ReadAll(io.LimitReader(zr, maxResultJSON+1))
 	if err != nil {
-		return r, err
+		return r, fmt.Errorf("its data does not decompress (%s)", oneLine(err.Error()))
 	}
-	err = json.Unmarshal(data, &r)
-	return r, err
+	if int64(len(data)) > maxResultJSON {
+		return r, fmt.Errorf("its data decompresses to more than %d MiB of JSON, the limit for one result", maxResultJSON>>20)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			return metrics.SizeResult{}, fmt.Errorf("its data is not JSON (at byte %d)", syn.Offset)
+		case errors.As(err, &typ):
+			return metrics.SizeResult{}, fmt.Errorf("its JSON is not a result (field %s)", typ.Field)
+		}
+		return metrics.SizeResult{}, errors.New("its JSON is not a result")
+	}
+	return r, nil
 }
 
 func oneLine(s string) string {

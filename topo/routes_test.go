@@ -45,3 +45,93 @@ func TestParseAndApplyRoutes(t *testing.T) {
 		}
 	}
 }
+
+// Two pins of one (switch, destination) are refused with both lines, a
+// different next hop or the same one again.
+func TestParseRoutesConflictingPins(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"leaf0 9 spine3\n# c\nleaf0 9 spine1\n",
+			`t.txt:3: switch "leaf0" destination 9 is pinned to "spine1" here and to "spine3" at line 1`},
+		{"leaf0 9 spine3\nleaf0,9,spine3\n",
+			`t.txt:2: switch "leaf0" destination 9 is pinned to "spine3" again (already at line 1); remove the duplicate`},
+	}
+	for _, c := range cases {
+		_, err := ParseRoutes("t.txt", strings.NewReader(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: err = %v, want %q", c.in, err, c.want)
+		}
+	}
+	// The same destination at two switches, or two destinations at one, is fine.
+	if rs, err := ParseRoutes("t.txt", strings.NewReader("leaf0 9 spine3\nleaf1 9 spine3\nleaf0 10 spine1\n")); err != nil || len(rs) != 3 {
+		t.Errorf("%v %v", rs, err)
+	}
+}
+
+// Errors quote a short, escaped piece of a token, never a whole line.
+func TestParseRoutesErrorsDoNotEchoLines(t *testing.T) {
+	secret := "root:x:0:0:root:/root:/bin/bash"
+	for _, in := range []string{secret + "\n", "leaf0 " + secret + " spine1\n", "a b c d " + secret + "\n", "leaf0 \x1b[2Jpassword=hunter2hunter2 spine1\n"} {
+		_, err := ParseRoutes("t.txt", strings.NewReader(in))
+		if err == nil {
+			t.Fatalf("%q accepted", in)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, secret) || strings.Contains(msg, "hunter2hunter2") || strings.ContainsAny(msg, "\x1b\r\n") || !strings.HasPrefix(msg, "t.txt:1: ") {
+			t.Errorf("%q: %q", in, msg)
+		}
+	}
+	_, err := ParseRoutes("t.txt", strings.NewReader("leaf0 1 spine0\n"+strings.Repeat("x", 2<<20)))
+	if err == nil || err.Error() != "t.txt:2: line longer than 1 MiB" {
+		t.Errorf("long line: %v", err)
+	}
+}
+
+// Wire gives the names and links run resolves, without route tables; the
+// failures and route checks work on it before a transport names the hosts.
+func TestWireResolvesNamesWithoutTransport(t *testing.T) {
+	s := spec("leaf-spine")
+	s.Hosts, s.HostsPerLeaf = 16, 8
+	tp, err := Wire(1, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.Edge[0].Next != nil {
+		t.Fatal("Wire filled route tables")
+	}
+	if got := tp.SwitchNames(); got != "leaf0…leaf1, spine0…spine7" {
+		t.Errorf("SwitchNames = %q", got)
+	}
+	if pt, err := tp.SwitchLink("spine3", "leaf1"); err != nil || tp.NodeName(pt) != "spine3" || tp.NodeName(pt.Peer) != "leaf1" {
+		t.Errorf("spine3–leaf1: %v", err)
+	}
+	for _, c := range []struct{ a, b, want string }{
+		{"leaf0", "spine9", `there is no switch "spine9" in the topology (its switches: leaf0…leaf1, spine0…spine7)`},
+		{"leaf0", "host3", `"leaf0"–"host3" is a host link; only links between switches can fail`},
+		{"host3", "leaf0", `"host3"–"leaf0" is a host link`},
+		{"leaf0", "leaf1", `there is no link between "leaf0" and "leaf1"`},
+	} {
+		if _, err := tp.SwitchLink(c.a, c.b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s–%s: %v, want %q", c.a, c.b, err, c.want)
+		}
+	}
+	ComputeRoutes(tp)
+	// A host as next hop is named as the transport will name it.
+	rs, err := ParseRoutes("t.txt", strings.NewReader("leaf0 3 host3\nspine0 3 leaf0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyRoutes(tp, "t.txt", rs, false); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ = ParseRoutes("t.txt", strings.NewReader("leaf0 3 host4\n"))
+	if err := ApplyRoutes(tp, "t.txt", rs, false); err == nil || !strings.Contains(err.Error(), "end at another host") {
+		t.Errorf("a wrong host: %v", err)
+	}
+	rs, _ = ParseRoutes("t.txt", strings.NewReader("leaf0 3 "+strings.Repeat("s", 40)+"\n"))
+	if err := ApplyRoutes(tp, "t.txt", rs, false); err == nil || err.Error() != `t.txt:1: leaf0 has no working link to "ssssssssssssssss"…` {
+		t.Errorf("a long name: %v", err)
+	}
+	if RouteTableBytes(s) != int64(NumSwitches(s))*16*24 {
+		t.Error("RouteTableBytes")
+	}
+}

@@ -160,6 +160,28 @@ func SpinesFor(down int, host, fab units.Rate, oversub float64) int {
 
 // Build creates the network for spec on sched.
 func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
+	t, err := wire(sched, seed, s)
+	if err != nil {
+		return nil, err
+	}
+	ComputeRoutes(t)
+	if err := t.Net.CheckBuffers(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Wire builds spec's switches, hosts and links as Build does, on a
+// scheduler of its own, but neither fills the route tables (no
+// per-destination state: it costs what the ports cost) nor checks the
+// buffers: what validation needs to resolve names and links. Build is
+// Wire, then ComputeRoutes and Net.CheckBuffers.
+func Wire(seed uint64, s Spec) (*Topology, error) {
+	return wire(sim.NewScheduler(), seed, s)
+}
+
+// wire creates spec's nodes and links on sched.
+func wire(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 	nh, err := NumHosts(s)
 	if err != nil {
 		return nil, err
@@ -273,10 +295,6 @@ func Build(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 	}
 	if s.ScaleUp.Rate > 0 {
 		buildScaleUp(t, s)
-	}
-	ComputeRoutes(t)
-	if err := n.CheckBuffers(); err != nil {
-		return nil, err
 	}
 	return t, nil
 }

@@ -130,7 +130,7 @@ func Poisson(s PoissonSpec) ([]Arrival, error) {
 				return nil, fmt.Errorf("poisson traffic would make about %.0f messages, more than the limit %d; shorten the duration or lower the load", exp, limit)
 			}
 			if s.Count == 0 {
-				want = int(exp + 6*math.Sqrt(exp) + 16) // capacity only
+				want = int(PoissonReserve(exp)) // capacity only
 			}
 		}
 	}
@@ -164,6 +164,16 @@ func Poisson(s PoissonSpec) ([]Arrival, error) {
 		heap.Fix(&q, 0)
 	}
 	return out, nil
+}
+
+// PoissonReserve is the capacity reserved for the messages of Poisson
+// traffic expected to make ex of them: the mean and six standard
+// deviations (and a few), so that a run hardly ever grows it.
+func PoissonReserve(ex float64) int64 {
+	if !(ex > 0) {
+		return 0
+	}
+	return int64(ex + 6*math.Sqrt(ex) + 16)
 }
 
 // arrHost is one host's next arrival. Times accumulate in float64 ps (a

@@ -100,6 +100,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -139,6 +140,9 @@ type Spec struct {
 	// Iterations (0 = 1) measured copies, after Warmup unmeasured ones.
 	Iterations int
 	Warmup     int
+	// Counts is what Count(s) returned, when the caller has it: Build then
+	// does not count again (it allocates the DAG's arrays from it).
+	Counts *Counts
 }
 
 // IterSpan is one copy of the collective in the DAG: its messages are
@@ -237,88 +241,36 @@ func NCCLSize(collective string, ranks int, size int64) int64 {
 	return size
 }
 
-// Build compiles a collective into a message DAG.
+// Build compiles a collective into a message DAG. It first counts what it
+// will make (or takes s.Counts), refuses more than MaxMessages messages
+// before allocating anything, and allocates the DAG's arrays at once.
 func Build(s Spec) (*DAG, error) {
-	algs := Algorithms(s.Collective)
-	if algs == nil {
-		return nil, fmt.Errorf("unknown collective %q (known: %s)", s.Collective, strings.Join(Collectives(), ", "))
+	alg, what, err := s.check()
+	if err != nil {
+		return nil, err
 	}
-	alg := s.Algorithm
-	if alg == "" {
-		alg = algs[0]
+	var c Counts
+	if s.Counts != nil {
+		c = *s.Counts
+	} else {
+		c = newBuilder(s, alg, true).count()
 	}
-	if !slices.Contains(algs, alg) {
-		return nil, fmt.Errorf("%s has no algorithm %q (known: %s)", s.Collective, alg, strings.Join(algs, ", "))
+	if c.Partial || c.Messages > MaxMessages || c.Edges > math.MaxInt32 {
+		return nil, fmt.Errorf("%s on %d ranks: %s", what, s.Ranks, c.tooMany())
 	}
-	n := s.Ranks
-	what := s.Collective + "/" + alg
-	switch {
-	case n < 2:
-		return nil, fmt.Errorf("%s needs at least 2 ranks, got %d", what, n)
-	case n > maxRanks:
-		return nil, fmt.Errorf("%s: %d ranks is more than %d", what, n, maxRanks)
-	case s.Size < 1 || s.Size > maxSize:
-		return nil, fmt.Errorf("%s: size %d out of range 1..%d", what, s.Size, int64(maxSize))
-	case s.ChunkSize < 0:
-		return nil, fmt.Errorf("%s: negative chunk size %d", what, s.ChunkSize)
-	case s.QPs < 0:
-		return nil, fmt.Errorf("%s: negative QP count %d", what, s.QPs)
-	case s.Iterations < 0 || s.Warmup < 0 || s.Iterations+s.Warmup > maxCopies:
-		return nil, fmt.Errorf("%s: %d iterations + %d warmups out of range", what, s.Iterations, s.Warmup)
-	}
-	root := 0
-	if rooted(s.Collective) {
-		if s.Root < 0 || s.Root >= n {
-			return nil, fmt.Errorf("%s: root %d out of range 0..%d", what, s.Root, n-1)
-		}
-		root = s.Root
-	}
-	hosts := packed(n)
-	if s.RankHost != nil {
-		if err := checkMap("RankHost", s.RankHost, n); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		hosts = slices.Clone(s.RankHost)
-	}
-	for _, m := range []struct {
-		name string
-		v    []int
-	}{{"RankServer", s.RankServer}, {"RankRail", s.RankRail}} {
-		if m.v != nil {
-			if err := checkMap(m.name, m.v, n); err != nil {
-				return nil, fmt.Errorf("%s: %w", what, err)
-			}
-		}
-	}
-	if alg == "rail-aware" && (s.RankServer == nil || s.RankRail == nil) {
-		return nil, fmt.Errorf("%s needs RankServer and RankRail (the rank placement on servers and rails)", what)
-	}
-	if s.Collective == "alltoall" {
-		// Refuse before spending time on it: n(n−1) transfers.
-		per := max(s.Size/int64(n), 1)
-		if est := int64(n) * int64(n-1) * pieces(per, s.ChunkSize, int64(max(s.QPs, 1))); est > MaxMessages {
-			return nil, fmt.Errorf("%s on %d ranks needs %d messages, more than %d (raise ChunkSize)", what, n, est, MaxMessages)
-		}
-	}
-
-	d := &DAG{Collective: metrics.Collective(s.Collective), Algorithm: alg, Ranks: n,
-		Size: NCCLSize(s.Collective, n, s.Size), RankHost: hosts, Root: root}
-	b := &builder{d: d, n: n, size: s.Size, per: max(s.Size/int64(n), 1), root: root,
-		chunk: s.ChunkSize, qps: int64(max(s.QPs, 1)), ann: s.Annotate,
-		server: s.RankServer, rail: s.RankRail}
-	if s.Collective == "alltoall" {
-		b.rng = sim.NewRNG(s.Seed, "alltoall")
-		np := pieces(b.per, b.chunk, b.qps)
-		if np > 1 {
-			np++ // the marker
-		}
-		d.Msgs = make([]Message, 0, n*(n-1)*int(np))
-		d.DepCount = make([]int32, 0, cap(d.Msgs))
+	b := newBuilder(s, alg, false)
+	d, n := b.d, b.n
+	d.Msgs = make([]Message, 0, c.Messages)
+	d.DepCount = make([]int32, 0, c.Messages)
+	d.deps = make([][2]int32, 0, c.Edges)
+	if s.Annotate {
+		d.Payloads = make([]Payload, 0, c.Messages)
 	}
 	gen := b.generator(s.Collective, alg)
-	iters := max(s.Iterations, 1)
-	copies := s.Warmup + iters
+	copies := b.copies
+	d.Iters = make([]IterSpan, 0, copies)
 	if copies > 1 {
+		d.Iteration = make([]int32, 0, c.Messages)
 		b.gate = make([]int32, n)
 		for i := range b.gate {
 			b.gate[i] = -1
@@ -344,6 +296,87 @@ func Build(s Spec) (*DAG, error) {
 	}
 	d.Finish()
 	return d, nil
+}
+
+// check validates s and returns its algorithm and a name for errors.
+func (s *Spec) check() (alg, what string, err error) {
+	algs := Algorithms(s.Collective)
+	if algs == nil {
+		return "", "", fmt.Errorf("unknown collective %q (known: %s)", s.Collective, strings.Join(Collectives(), ", "))
+	}
+	alg = s.Algorithm
+	if alg == "" {
+		alg = algs[0]
+	}
+	if !slices.Contains(algs, alg) {
+		return "", "", fmt.Errorf("%s has no algorithm %q (known: %s)", s.Collective, alg, strings.Join(algs, ", "))
+	}
+	n := s.Ranks
+	what = s.Collective + "/" + alg
+	switch {
+	case n < 2:
+		return "", "", fmt.Errorf("%s needs at least 2 ranks, got %d", what, n)
+	case n > maxRanks:
+		return "", "", fmt.Errorf("%s: %d ranks is more than %d", what, n, maxRanks)
+	case s.Size < 1 || s.Size > maxSize:
+		return "", "", fmt.Errorf("%s: size %d out of range 1..%d", what, s.Size, int64(maxSize))
+	case s.ChunkSize < 0:
+		return "", "", fmt.Errorf("%s: negative chunk size %d", what, s.ChunkSize)
+	case s.QPs < 0:
+		return "", "", fmt.Errorf("%s: negative QP count %d", what, s.QPs)
+	case s.Iterations < 0 || s.Warmup < 0 || s.Iterations+s.Warmup > maxCopies:
+		return "", "", fmt.Errorf("%s: %d iterations + %d warmups out of range", what, s.Iterations, s.Warmup)
+	}
+	if rooted(s.Collective) && (s.Root < 0 || s.Root >= n) {
+		return "", "", fmt.Errorf("%s: root %d out of range 0..%d", what, s.Root, n-1)
+	}
+	for _, m := range []struct {
+		name string
+		v    []int
+	}{{"RankHost", s.RankHost}, {"RankServer", s.RankServer}, {"RankRail", s.RankRail}} {
+		if m.v != nil {
+			if err := checkMap(m.name, m.v, n); err != nil {
+				return "", "", fmt.Errorf("%s: %w", what, err)
+			}
+		}
+	}
+	if alg == "rail-aware" && (s.RankServer == nil || s.RankRail == nil) {
+		return "", "", fmt.Errorf("%s needs RankServer and RankRail (the rank placement on servers and rails)", what)
+	}
+	if s.Collective == "alltoall" {
+		// Refuse before spending time on it: n(n−1) transfers.
+		per := max(s.Size/int64(n), 1)
+		if est := int64(n) * int64(n-1) * pieces(per, s.ChunkSize, int64(max(s.QPs, 1))); est > MaxMessages {
+			return "", "", fmt.Errorf("%s on %d ranks needs %d messages, more than the limit of %d (raise workload.message_size, lower workload.qps or use fewer ranks)",
+				what, n, est, MaxMessages)
+		}
+	}
+	return alg, what, nil
+}
+
+// newBuilder makes the builder of a checked spec: a DAG with the
+// collective's header and no message yet. A counting builder only tallies
+// (see count).
+func newBuilder(s Spec, alg string, counting bool) *builder {
+	n := s.Ranks
+	root := 0
+	if rooted(s.Collective) {
+		root = s.Root
+	}
+	hosts := packed(n)
+	if s.RankHost != nil {
+		hosts = slices.Clone(s.RankHost)
+	}
+	d := &DAG{Collective: metrics.Collective(s.Collective), Algorithm: alg, Ranks: n,
+		Size: NCCLSize(s.Collective, n, s.Size), RankHost: hosts, Root: root}
+	b := &builder{d: d, n: n, size: s.Size, per: max(s.Size/int64(n), 1), root: root,
+		chunk: s.ChunkSize, qps: int64(max(s.QPs, 1)), ann: s.Annotate && !counting,
+		server: s.RankServer, rail: s.RankRail, alg: alg, copies: s.Warmup + max(s.Iterations, 1),
+		counting: counting}
+	if s.Collective == "alltoall" {
+		b.rng = sim.NewRNG(s.Seed, "alltoall")
+	}
+	return b
 }
 
 func checkMap(name string, v []int, n int) error {
@@ -410,6 +443,12 @@ type builder struct {
 	track [][]int32 // per rank: transfers sent or received in this copy
 	dl    []int32   // scratch dependency list
 	err   error
+
+	alg    string
+	copies int // warmups + iterations
+	// counting: xfer only tallies what it would add (see count).
+	counting bool
+	tally    tally
 }
 
 // put appends one message with its payload (when annotating).
@@ -443,8 +482,12 @@ func (b *builder) xfer(src, dst int, bytes int64, lo, hi int, reduce bool, deps 
 	d := b.d
 	bytes = max(bytes, 1)
 	np := pieces(bytes, b.chunk, b.qps)
+	if b.counting {
+		b.count1(src, dst, bytes, np, len(deps))
+		return 0 // a message id: the generators only look at its sign
+	}
 	if int64(len(d.Msgs))+np+1 > MaxMessages {
-		b.err = fmt.Errorf("more than %d messages (raise ChunkSize or lower QPs)", MaxMessages)
+		b.err = fmt.Errorf("more than %d messages (raise workload.message_size or lower workload.qps)", MaxMessages)
 		return 0
 	}
 	if b.gate != nil && b.gate[src] >= 0 {
@@ -970,6 +1013,15 @@ func (b *builder) allToAllRail() {
 		first         int32
 	}
 	var second []hop
+	later := func(h hop) {
+		if b.counting {
+			// Counting: the order of the hops does not change the counts,
+			// so tally the second hop now instead of holding n² of them.
+			b.xfer(h.from, h.to, b.per, h.blk, h.blk+1, false, h.first)
+			return
+		}
+		second = append(second, h)
+	}
 	order := make([]int, n-1)
 	for i := range n {
 		postOrder(order, i, n, b.rng)
@@ -980,11 +1032,11 @@ func (b *builder) allToAllRail() {
 				// failing that, send it on i's rail to the rank of j's
 				// server on that rail, which hands it to j.
 				if p, ok := proxy[key{b.server[i], b.rail[j]}]; ok {
-					second = append(second, hop{p, j, blk, b.xfer(i, p, b.per, blk, blk+1, false)})
+					later(hop{p, j, blk, b.xfer(i, p, b.per, blk, blk+1, false)})
 					continue
 				}
 				if q, ok := proxy[key{b.server[j], b.rail[i]}]; ok {
-					second = append(second, hop{q, j, blk, b.xfer(i, q, b.per, blk, blk+1, false)})
+					later(hop{q, j, blk, b.xfer(i, q, b.per, blk, blk+1, false)})
 					continue
 				}
 			}

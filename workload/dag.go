@@ -237,7 +237,8 @@ func Incast(hosts, senders, target int, size int64) (*DAG, error) {
 
 // Flows replays an explicit flow list; S is the total bytes.
 func Flows(hosts int, flows []FlowSpec) (*DAG, error) {
-	d := &DAG{Collective: metrics.FlowList, Algorithm: "list", Ranks: hosts, RankHost: packed(hosts)}
+	d := &DAG{Collective: metrics.FlowList, Algorithm: "list", Ranks: hosts, RankHost: packed(hosts),
+		Msgs: make([]Message, 0, len(flows)), DepCount: make([]int32, 0, len(flows))}
 	for i, f := range flows {
 		if f.Src < 0 || f.Src >= hosts || f.Dst < 0 || f.Dst >= hosts {
 			return nil, fmt.Errorf("flow %d: host out of range 0..%d", i+1, hosts-1)
@@ -266,6 +267,14 @@ func Combine(parts []*DAG, delays []sim.Time) (*DAG, []int32) {
 		d.Collective, d.Algorithm, d.Ranks, d.Size = p.Collective, p.Algorithm, p.Ranks, p.Size
 		d.RankHost, d.Root, d.Blocks, d.Iters = p.RankHost, p.Root, p.Blocks, p.Iters
 	}
+	var msgs, edges int
+	for _, p := range parts {
+		msgs += len(p.Msgs)
+		edges += len(p.succ)
+	}
+	d.Msgs = make([]Message, 0, msgs)
+	d.DepCount = make([]int32, 0, msgs)
+	d.deps = make([][2]int32, 0, edges)
 	offsets := make([]int32, len(parts))
 	for k, p := range parts {
 		off := int32(len(d.Msgs))

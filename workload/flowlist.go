@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"fabriclab/internal/inputfile"
 	"fabriclab/units"
 )
 
@@ -24,7 +23,7 @@ type FlowSpec struct {
 }
 
 // maxFlowLine bounds one line of a flow list.
-const maxFlowLine = 64 << 10
+const maxFlowLine = inputfile.MaxLine
 
 // ParseFlowList reads a flow list: one flow per line,
 //
@@ -36,17 +35,13 @@ const maxFlowLine = 64 << 10
 // duration units (10us, 1.5ms); a bare number is in seconds, as in most
 // trace files; it defaults to 0 when left out. '#' starts a comment; blank
 // lines are skipped, and so is a header line "src,dst,bytes,start" before
-// the first flow. Errors read "name:line: message".
+// the first flow. Errors read "name:line: message" and quote at most a
+// short piece of a token (inputfile.Token), never a whole line.
 func ParseFlowList(name string, r io.Reader) ([]FlowSpec, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxFlowLine)
+	sc := inputfile.NewScanner(name, r, maxFlowLine)
 	var flows []FlowSpec
-	line := 0
-	errf := func(format string, args ...any) error {
-		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
-	}
+	errf := sc.Errorf
 	for sc.Scan() {
-		line++
 		text := sc.Text()
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
@@ -61,7 +56,7 @@ func ParseFlowList(name string, r io.Reader) ([]FlowSpec, error) {
 		if len(fields) < 3 || len(fields) > 4 {
 			return nil, errf("want \"src dst bytes [start]\", got %d fields", len(fields))
 		}
-		f := FlowSpec{Line: line}
+		f := FlowSpec{Line: sc.Line()}
 		var err error
 		if f.Src, err = host(fields[0]); err != nil {
 			return nil, errf("src: %v", err)
@@ -74,27 +69,34 @@ func ParseFlowList(name string, r io.Reader) ([]FlowSpec, error) {
 		}
 		b, err := units.ParseSize(fields[2])
 		if err != nil {
-			return nil, errf("bytes: %v", err)
+			return nil, errf("bytes: %s", tokenError(fields[2], err, "a size (e.g. 64KiB)"))
 		}
 		if b <= 0 {
-			return nil, errf("bytes: %q must be more than 0", fields[2])
+			return nil, errf("bytes: %s must be more than 0", inputfile.Token(fields[2]))
 		}
 		f.Bytes = int64(b)
 		if len(fields) == 4 {
 			if f.Start, err = start(fields[3]); err != nil {
-				return nil, errf("start: %v", err)
+				return nil, errf("start: %s", tokenError(fields[3], err, "a time (e.g. 10us, or seconds)"))
 			}
 		}
 		flows = append(flows, f)
 	}
 	if err := sc.Err(); err != nil {
-		line++
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, errf("line longer than %d bytes", maxFlowLine)
-		}
-		return nil, errf("%v", err)
+		return nil, err
 	}
 	return flows, nil
+}
+
+// tokenError is the message of err, a parser's complaint about token tok,
+// when tok is short enough to quote whole; for a longer token (which the
+// parser's message would echo) only that it is not what: the token cut
+// short.
+func tokenError(tok string, err error, what string) string {
+	if len(tok) <= inputfile.TokenBytes {
+		return err.Error()
+	}
+	return inputfile.Token(tok) + " is not " + what
 }
 
 func isHeader(fields []string) bool {
@@ -113,7 +115,7 @@ func isHeader(fields []string) bool {
 func host(s string) (int, error) {
 	h, err := strconv.Atoi(s)
 	if err != nil || h < 0 {
-		return 0, fmt.Errorf("%q is not a host index (0, 1, 2, …)", s)
+		return 0, fmt.Errorf("%s is not a host index (0, 1, 2, …)", inputfile.Token(s))
 	}
 	return h, nil
 }
@@ -122,11 +124,11 @@ func host(s string) (int, error) {
 func start(s string) (units.Duration, error) {
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return 0, fmt.Errorf("%q must be a time of 0 or more", s)
+			return 0, fmt.Errorf("%s must be a time of 0 or more", inputfile.Token(s))
 		}
 		ps := v * float64(units.Second)
 		if ps >= math.MaxInt64/2 {
-			return 0, fmt.Errorf("%q is too large", s)
+			return 0, fmt.Errorf("%s is too large", inputfile.Token(s))
 		}
 		return units.Duration(math.Round(ps)), nil
 	}

@@ -88,3 +88,36 @@ func FuzzParseFlowList(f *testing.F) {
 		}
 	})
 }
+
+// Errors quote at most a short, escaped piece of a token: a file that is
+// not a flow list (a password file, a key) is never echoed.
+func TestParseFlowListErrorsDoNotEchoLines(t *testing.T) {
+	secret := "root:x:0:0:root:/root:/bin/bash"
+	long := "0123456789abcdef0123456789"
+	for _, in := range []string{
+		secret + "\n",
+		"0 1 " + secret + "\n",
+		"0 1 1" + secret + "\n",
+		"0 1 1MB 1" + secret + "\n",
+		secret + " 1 1MB\n",
+		"0 " + long + " 1MB\n",
+		"0 1 " + long + "B\n",
+		"0 1 1MB " + long + "\n",
+		"0 1 1MB 1ms " + secret + "\n",
+		"0 1 \x1b[2J\x07 1MB\n",
+	} {
+		_, err := ParseFlowList("f.txt", strings.NewReader(in))
+		if err == nil {
+			t.Fatalf("%q accepted", in)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, secret) || strings.Contains(msg, long) || strings.Contains(msg, "root:/root") ||
+			strings.ContainsAny(msg, "\x1b\x07\r\n") || !strings.HasPrefix(msg, "f.txt:1: ") {
+			t.Errorf("%q: %q", in, msg)
+		}
+	}
+	_, err := ParseFlowList("f.txt", strings.NewReader("0 1 1MB\n"+strings.Repeat("1", maxFlowLine+10)))
+	if err == nil || err.Error() != "f.txt:2: line longer than 1 MiB" {
+		t.Errorf("long line: %v", err)
+	}
+}

@@ -1,12 +1,22 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 
 	"fabriclab/metrics"
 	"fabriclab/sim"
 	"fabriclab/units"
 )
+
+// MaxUniformMessages bounds the messages one uniform or messages job may
+// generate: scenario validation refuses a setting expected to pass it, and
+// the lab passes it as the workload's limit.
+const MaxUniformMessages = 2_000_000
+
+// ErrNoMessages is the error (wrapped, with the setting) of Messages for a
+// window in which no message arrives: it would run nothing.
+var ErrNoMessages = errors.New("the messages workload yields no message")
 
 // MessagesSpec is an open-loop message workload on a set of hosts: Poisson
 // arrivals at Load of each host's link (wire bytes, headers included),
@@ -49,6 +59,11 @@ func Messages(s MessagesSpec) (*DAG, error) {
 		Sizes: s.Sizes, Dest: dest, Duration: s.Duration, Limit: s.Limit, Seed: s.Seed})
 	if err != nil {
 		return nil, err
+	}
+	if len(arr) == 0 {
+		ps := PoissonSpec{Load: s.Load, Rate: s.Rate, Payload: s.Payload, Header: s.Header, Sizes: s.Sizes}
+		return nil, fmt.Errorf("%w in workload.duration=%v at load %v (about %.2g expected); raise duration or load",
+			ErrNoMessages, s.Duration, s.Load, ps.PoissonRate()*float64(n)*s.Duration.Seconds())
 	}
 	d := &DAG{Collective: metrics.Messages, Algorithm: "poisson", Ranks: n, Size: int64(s.Sizes.Mean() + 0.5),
 		RankHost: append([]int(nil), s.Hosts...)}

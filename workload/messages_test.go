@@ -62,3 +62,19 @@ func TestMessagesRPC(t *testing.T) {
 		}
 	}
 }
+
+// A window too short for one arrival is refused: it would run nothing and
+// report an all-zero row.
+func TestMessagesRefusesAnEmptyWindow(t *testing.T) {
+	d5, err := LoadSizeDist("w5", sdShared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := MessagesSpec{Hosts: []int{0, 1}, Sizes: d5, Load: 0.01, Rate: 10 * units.Gbps, Payload: 1442, Header: 58,
+		Duration: units.Nanosecond, Seed: 3}
+	_, err = Messages(spec)
+	want := "the messages workload yields no message in workload.duration=1ns at load 0.01 (about 9.6e-09 expected); raise duration or load"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v\nwant %s", err, want)
+	}
+}

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"fabriclab/internal/inputfile"
 	"fabriclab/sim"
 )
 
@@ -110,13 +110,12 @@ func ParseSizeDist(name string, r io.Reader, o ParseOptions) (*SizeDist, error) 
 			return nil, fmt.Errorf("%s: Pareto tail needs 0 ≤ shape < 1, scale > 0 and 0 < cap ≤ 2^50 B", name)
 		}
 	}
-	sc := bufio.NewScanner(r)
+	sc := inputfile.NewScanner(name, r, 0)
 	var rows []sdRow
 	header, headerLine := math.NaN(), 0
 	format := "" // "step" or "linear", decided by the first data line
-	line := 0
 	for sc.Scan() {
-		line++
+		line := sc.Line()
 		s := strings.TrimSpace(sc.Text())
 		if s == "" || s[0] == '#' {
 			continue
@@ -130,7 +129,7 @@ func ParseSizeDist(name string, r io.Reader, o ParseOptions) (*SizeDist, error) 
 					return nil, fmt.Errorf("%s:%d: mean line: %v", name, line, err)
 				}
 				if v < 0 {
-					return nil, fmt.Errorf("%s:%d: mean %s is negative", name, line, fields[0])
+					return nil, fmt.Errorf("%s:%d: mean %s is negative", name, line, tok(fields[0]))
 				}
 				format, header, headerLine = "step", v*unit, line
 				continue
@@ -152,33 +151,33 @@ func ParseSizeDist(name string, r io.Reader, o ParseOptions) (*SizeDist, error) 
 			return nil, fmt.Errorf("%s:%d: probability: %v", name, line, err)
 		}
 		if x < 0 {
-			return nil, fmt.Errorf("%s:%d: size %s is negative", name, line, fields[0])
+			return nil, fmt.Errorf("%s:%d: size %s is negative", name, line, tok(fields[0]))
 		}
 		if x*unit > sdMaxBytes {
-			return nil, fmt.Errorf("%s:%d: size %s is more than 2^50 bytes", name, line, fields[0])
+			return nil, fmt.Errorf("%s:%d: size %s is more than 2^50 bytes", name, line, tok(fields[0]))
 		}
 		if f < 0 {
-			return nil, fmt.Errorf("%s:%d: probability %s is negative", name, line, fields[1])
+			return nil, fmt.Errorf("%s:%d: probability %s is negative", name, line, tok(fields[1]))
 		}
 		if format == "step" && f > 1 {
-			return nil, fmt.Errorf("%s:%d: probability %s is outside [0,1]", name, line, fields[1])
+			return nil, fmt.Errorf("%s:%d: probability %s is outside [0,1]", name, line, tok(fields[1]))
 		}
 		if f > 100 {
-			return nil, fmt.Errorf("%s:%d: probability %s is outside [0,1] (or [0,100] in a percent file)", name, line, fields[1])
+			return nil, fmt.Errorf("%s:%d: probability %s is outside [0,1] (or [0,100] in a percent file)", name, line, tok(fields[1]))
 		}
 		if n := len(rows); n > 0 {
 			p := rows[n-1]
 			if x*unit < p.x {
-				return nil, fmt.Errorf("%s:%d: size %s is below the previous row's %g (sizes must not decrease)", name, line, fields[0], p.x/unit)
+				return nil, fmt.Errorf("%s:%d: size %s is below the previous row's %g (sizes must not decrease)", name, line, tok(fields[0]), p.x/unit)
 			}
 			if f < p.f {
-				return nil, fmt.Errorf("%s:%d: probability %s is below the previous row's %g (the CDF must not decrease)", name, line, fields[1], p.f)
+				return nil, fmt.Errorf("%s:%d: probability %s is below the previous row's %g (the CDF must not decrease)", name, line, tok(fields[1]), p.f)
 			}
 		}
 		rows = append(rows, sdRow{x * unit, f, line})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %v", name, line+1, err)
+		return nil, err
 	}
 	if len(rows) == 0 {
 		if format == "step" {
@@ -217,6 +216,16 @@ func ParseSizeDist(name string, r io.Reader, o ParseOptions) (*SizeDist, error) 
 	return d, nil
 }
 
+// tok is a number token as errors show it: whole when short (the numbers
+// of a CDF file are), else cut short and quoted (inputfile.Token), so that
+// an error never echoes a line of a file that is not a CDF.
+func tok(s string) string {
+	if len(s) <= inputfile.TokenBytes && strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' }) < 0 {
+		return s
+	}
+	return inputfile.Token(s)
+}
+
 // sdNumber parses a finite decimal number (ParseFloat alone accepts NaN and
 // Inf, which would poison every later comparison).
 func sdNumber(s string) (float64, error) {
@@ -224,12 +233,12 @@ func sdNumber(s string) (float64, error) {
 	if err != nil {
 		var ne *strconv.NumError
 		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
-			return 0, fmt.Errorf("%q is out of range", s)
+			return 0, fmt.Errorf("%s is out of range", inputfile.Token(s))
 		}
-		return 0, fmt.Errorf("%q is not a number", s)
+		return 0, fmt.Errorf("%s is not a number", inputfile.Token(s))
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a finite number", s)
+		return 0, fmt.Errorf("%s is not a finite number", inputfile.Token(s))
 	}
 	return v, nil
 }
@@ -560,9 +569,9 @@ func LoadSizeDistOpts(nameOrPath, sharedDir string, o LoadOptions) (*SizeDist, e
 			return nil, fmt.Errorf("size distribution %q: not a short name (%s) nor a file", nameOrPath, strings.Join(SizeDistNames(), ", "))
 		}
 	}
-	fh, err := os.Open(path)
+	fh, err := inputfile.Open(path, inputfile.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("size distribution %q: %v", nameOrPath, err)
+		return nil, fmt.Errorf("size distribution: %w", err)
 	}
 	defer fh.Close()
 	base := filepath.Base(path)

@@ -332,7 +332,8 @@ func TestParseSizeDistErrors(t *testing.T) {
 		{"0 0\n1e16 1\n", false, "t.txt:2: size 1e16 is more than 2^50 bytes"},
 		{"10\n1 0.5\n2 1\n", true, "t.txt:3: the table already reaches F = 1, there is no mass left for the Pareto tail"},
 		{"0 0\n1 0.5\n", true, "t.txt: a Pareto tail needs a step table (mean line first)"},
-		{"0 0\n" + strings.Repeat("9", 70000) + " 1\n", false, "t.txt:2: bufio.Scanner: token too long"},
+		{"0 0\n" + strings.Repeat("9", 70000) + " 1\n", false, `t.txt:2: size: "9999999999999999"… is out of range`},
+		{"0 0\n" + strings.Repeat("9", 2<<20) + " 1\n", false, "t.txt:2: line longer than 1 MiB"},
 	}
 	for _, c := range cases {
 		var o ParseOptions

@@ -31,6 +31,9 @@ func Uniform(hosts []int, size int64, load float64, rate units.Rate, duration si
 		return nil, fmt.Errorf("uniform traffic needs size, load in (0, 1], rate and duration > 0")
 	}
 	d := &DAG{Collective: metrics.Uniform, Algorithm: "poisson", Ranks: n, Size: size, RankHost: append([]int(nil), hosts...)}
+	want := min(PoissonReserve(UniformMessages(n, size, load, rate, duration)), int64(maxMsgs))
+	d.Msgs = make([]Message, 0, want)
+	d.DepCount = make([]int32, 0, want)
 	// Mean gap between two messages of one host, in picoseconds.
 	gap := float64(units.SerializationTime(units.Size(size), rate)) / load
 	for i := 0; i < n; i++ {

@@ -30,7 +30,7 @@ func guardDB(flag string) []guarded {
 			return nil
 		}
 	}
-	path, ok := sqlitePathTODO(dsn)
+	path, ok := store.SQLitePath(dsn)
 	if !ok {
 		return nil
 	}
@@ -94,12 +94,4 @@ func resolvePath(path string) string {
 		return filepath.Join(r, base)
 	}
 	return abs
-}
-
-// sqlitePathTODO stands in for store.SQLitePath until it lands.
-func sqlitePathTODO(dsn string) (string, bool) {
-	if store.IsPostgres(dsn) {
-		return "", false
-	}
-	return strings.TrimPrefix(dsn, "sqlite:"), true
 }

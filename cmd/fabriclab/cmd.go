@@ -163,7 +163,13 @@ func (a *app) validateCmd() *cobra.Command {
 		Long: `validate loads each scenario file, applies the --sweep and --set options,
 checks it and expands it into jobs. It prints "FILE: ok (N variants, M jobs)"
 on stdout (every sweep point counts as a variant) or the error on stderr, one
-line per file, and exits 1 if any file is invalid.`,
+line per file, and exits 1 if any file is invalid. Advice about valid but
+probably unintended settings (a time limit below the ideal time, reordering
+with a go-back-N NIC) follows as "fabriclab: note: …" lines on stderr.
+
+validate checks what run checks before simulating: the topology is built
+and every reference (failed links, routing tables, flow lists, size
+distributions) is resolved, so a file that validates runs.`,
 		Example: `  fabriclab validate examples/*.yaml
   fabriclab validate --set workload.ranks=64 my-fabric.yaml
   fabriclab validate --sweep workload.qps=1,2,4,8 my-fabric.yaml`,
@@ -180,12 +186,16 @@ line per file, and exits 1 if any file is invalid.`,
 				if err == nil && len(p.Jobs) == 0 {
 					err = withPath(path, errors.New("no jobs (no variants or no data sizes)"))
 				}
+				if err == nil {
+					err = checkJobsFit(p)
+				}
 				if err != nil {
 					bad++
 					fmt.Fprintf(a.stderr, "fabriclab: %s\n", safetext.Terminal(oneLine(withPath(path, err).Error())))
 					continue
 				}
 				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", path, plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
+				a.printNotes(p, false)
 			}
 			if bad > 0 {
 				return &exitErr{exitError, ""} // each error is printed above
@@ -197,6 +207,42 @@ line per file, and exits 1 if any file is invalid.`,
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.pfc.enabled=false (repeatable)")
 	cmd.Flags().StringArrayVar(&sweeps, "sweep", nil, sweepUsage)
 	return cmd
+}
+
+// checkJobsFit refuses, as run would when it builds them, a job whose
+// workload cannot be compiled or whose estimated memory is above its
+// sim.memory_limit (lab.EstimateMemory counts messages without building).
+func checkJobsFit(p *plan) error {
+	for _, j := range p.Jobs {
+		if j.Spec == nil {
+			continue // a plan made by a test
+		}
+		e, err := lab.EstimateMemory(j)
+		if err == nil {
+			err = e.Check(int64(j.Spec.Sim.MemoryLimit))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", JobLabel(j), err)
+		}
+	}
+	return nil
+}
+
+// printNotes prints the advice about valid but probably unintended
+// settings (scenario.Notes) on stderr, once per note.
+func (a *app) printNotes(p *plan, quiet bool) {
+	if quiet {
+		return
+	}
+	seen := map[string]bool{}
+	for _, v := range p.Variants {
+		for _, n := range v.Notes {
+			if !seen[n] {
+				seen[n] = true
+				fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", n)
+			}
+		}
+	}
 }
 
 func plural(n int, s string) string {
@@ -344,16 +390,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return withPath(path, errors.New("no jobs to run (no variants or no data sizes)"))
 	}
 
-	// Advice about valid but probably unintended settings, once per note.
-	seen := map[string]bool{}
-	for _, v := range p.Variants {
-		for _, n := range v.Notes {
-			if !seen[n] && !f.quiet {
-				seen[n] = true
-				fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", n)
-			}
-		}
-	}
+	a.printNotes(p, f.quiet)
 	started := a.now()
 	// Open the results store before any job runs: a store that cannot be
 	// written fails the run now rather than after it (see store_cmds.go).

@@ -107,7 +107,7 @@ RUN:VARIANT one; columns are named "N:variant".`,
 			if all {
 				ms = report.AllMetrics
 			}
-			return withStore(db, func(st *store.Store) error {
+			return readStore(db, func(st *store.Store) error {
 				cols, err := compareColumns(st, cas)
 				if err != nil {
 					return err

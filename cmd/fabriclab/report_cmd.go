@@ -46,7 +46,7 @@ what to enable. --png DIR also writes each chart as a PNG.`,
 				return err
 			}
 			var srcs []charts.Source
-			err := withStore(db, func(st *store.Store) error {
+			err := readStore(db, func(st *store.Store) error {
 				for _, s := range args {
 					id, _ := store.ParseID(s)
 					out, m, err := st.Run(id)

@@ -36,13 +36,19 @@ func defaultDB() (string, error) {
 	return filepath.Join(home, ".local", "share", "fabriclab", "runs.db"), nil
 }
 
-func openDB(flag string) (*store.Store, error) {
+// openDB opens the database of --db (or the default one): for writing,
+// creating and migrating it as needed, or read-only for the commands that
+// only read (they never change the file, and work on a read-only one).
+func openDB(flag string, readOnly bool) (*store.Store, error) {
 	path := flag
 	if path == "" {
 		var err error
 		if path, err = defaultDB(); err != nil {
 			return nil, err
 		}
+	}
+	if readOnly {
+		return store.OpenReadOnly(path)
 	}
 	return store.Open(path)
 }
@@ -55,9 +61,11 @@ type storedRun struct {
 	id int64
 
 	unquit func() // unregisters the quit-time cleanup
+	rows   int    // result rows the run should save (one per job)
 
-	mu  sync.Mutex
-	err error // the first error saving a result
+	mu      sync.Mutex
+	err     error // the first error saving a result
+	unsaved int   // results that could not be saved
 }
 
 // beginStoredRun opens the database and inserts the run as running.
@@ -65,7 +73,7 @@ func (a *app) beginStoredRun(p *plan, f runFlags, started time.Time) (*storedRun
 	if f.noStore {
 		return nil, nil
 	}
-	st, err := openDB(f.db)
+	st, err := openDB(f.db, false)
 	if err != nil {
 		return nil, &exitErr{exitError, err.Error() + " (or run with --no-store)"}
 	}
@@ -77,13 +85,13 @@ func (a *app) beginStoredRun(p *plan, f runFlags, started time.Time) (*storedRun
 	id, err := st.BeginRun(store.Meta{
 		Name: p.Name, ScenarioFile: p.Path, ScenarioText: string(text), Seed: p.Seed,
 		Sets: f.sets, Sweeps: f.sweeps, Version: version, Tags: dedupe(f.tags), Note: f.note,
-		Started: started.UTC().Format(time.RFC3339),
+		Started: started.UTC().Format(time.RFC3339), Expected: len(p.Jobs),
 	}, vs)
 	if err != nil {
 		st.Close()
 		return nil, &exitErr{exitError, err.Error()}
 	}
-	s := &storedRun{a: a, st: st, id: id}
+	s := &storedRun{a: a, st: st, id: id, rows: len(p.Jobs)}
 	// A signal that quits at once still marks the run interrupted.
 	s.unquit = processStop.onQuit(func() {
 		_ = st.FinishRun(id, store.StatusInterrupted, time.Now().UTC().Format(time.RFC3339))
@@ -107,35 +115,48 @@ func (s *storedRun) save(jr JobResult) {
 	}
 	err := s.st.AddResult(s.id, jr.Job.VariantIndex, jr.Job.SizeIndex, res)
 	s.mu.Lock()
-	if err != nil && s.err == nil {
-		s.err = err
+	if err != nil {
+		s.unsaved++
+		if s.err == nil {
+			s.err = err
+		}
 	}
 	s.mu.Unlock()
 }
 
 // finish sets the final status, closes the database and says where the run
-// went.
+// went. A run that could not save every result (a full disk, a lost
+// server) is incomplete, whatever else happened: its saved rows are not
+// the run, and the error says how many are missing.
 func (s *storedRun) finish(interrupted, failed bool, finished time.Time, quiet bool) error {
 	if s == nil {
 		return nil
 	}
 	s.unquit()
 	defer s.st.Close()
+	s.mu.Lock()
+	saveErr, unsaved := s.err, s.unsaved
+	s.mu.Unlock()
 	status := store.StatusDone
 	switch {
+	case saveErr != nil:
+		status = store.StatusIncomplete
 	case interrupted:
 		status = store.StatusInterrupted
 	case failed:
 		status = store.StatusFailed
 	}
 	err := s.st.FinishRun(s.id, status, finished.UTC().Format(time.RFC3339))
-	s.mu.Lock()
-	if s.err != nil {
-		err = errors.Join(s.err, err)
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("run %d in %s is incomplete: %v", s.id, s.st.Name(), oneLine(err.Error()))
+	switch {
+	case saveErr != nil:
+		msg := fmt.Sprintf("run %d in %s is incomplete: %d of %d result rows could not be saved (%v)",
+			s.id, s.st.Name(), unsaved, s.rows, oneLine(saveErr.Error()))
+		if err != nil {
+			msg += "; its status could not be saved either (" + oneLine(err.Error()) + "): runs and show will count the missing rows"
+		}
+		return errors.New(msg)
+	case err != nil:
+		return fmt.Errorf("run %d in %s: its final status could not be saved: %v", s.id, s.st.Name(), oneLine(err.Error()))
 	}
 	if !quiet {
 		fmt.Fprintf(s.a.stderr, "fabriclab: saved as run %d\n", s.id)
@@ -227,9 +248,20 @@ func (a *app) storeCmds() []*cobra.Command {
 	return []*cobra.Command{a.runsCmd(), a.showCmd(), a.exportCmd(), a.compareCmd(), a.rmCmd(), a.tagCmd(), a.noteCmd()}
 }
 
-// withStore opens the database, runs fn and closes it; errors exit 1.
+// withStore opens the database for writing, runs fn and closes it; errors
+// exit 1.
 func withStore(db string, fn func(st *store.Store) error) error {
-	st, err := openDB(db)
+	return useStore(db, false, fn)
+}
+
+// readStore is withStore for the commands that only read: the database is
+// opened read-only.
+func readStore(db string, fn func(st *store.Store) error) error {
+	return useStore(db, true, fn)
+}
+
+func useStore(db string, readOnly bool, fn func(st *store.Store) error) error {
+	st, err := openDB(db, readOnly)
 	if err != nil {
 		return &exitErr{exitError, err.Error()}
 	}
@@ -257,12 +289,20 @@ func runIDArg(n int) cobra.PositionalArgs {
 }
 
 // statusText is a run's status for listings; a run still marked running
-// whose process is gone (killed) is "running (stale?)".
+// whose process is gone (killed) is "running (stale?)", and a run that
+// lacks rows it should have saved says how many it has.
 func statusText(m store.Meta) string {
+	st := forTerm(m.Status)
 	if m.Stale() {
-		return "running (stale?)"
+		st = "running (stale?)"
 	}
-	return forTerm(m.Status)
+	if n := m.Missing(); n > 0 {
+		if m.Status == store.StatusDone {
+			st = store.StatusIncomplete // saved as done although rows are missing: say what it is
+		}
+		st += fmt.Sprintf(" (%d of %d rows saved)", m.Expected-n, m.Expected)
+	}
+	return st
 }
 
 func (a *app) runsCmd() *cobra.Command {
@@ -287,7 +327,7 @@ process on this machine is gone, e.g. killed), variants, result rows and tags.`,
 			if f.Until, err = parseDay("until", until); err != nil {
 				return usageErr(cmd, "%v", err)
 			}
-			return withStore(db, func(st *store.Store) error {
+			return readStore(db, func(st *store.Store) error {
 				ms, err := st.Runs(f)
 				if err != nil {
 					return err
@@ -321,7 +361,7 @@ line naming the run, its scenario file, start time and status.`,
 		Args:    runIDArg(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, _ := store.ParseID(args[0])
-			return withStore(db, func(st *store.Store) error {
+			return readStore(db, func(st *store.Store) error {
 				out, m, err := st.Run(id)
 				if err != nil {
 					return err
@@ -363,15 +403,23 @@ recorded them).`,
 			if err := checkClobber([][2]string{{"--json", jsonPath}, {"--csv", csvPath}}, guardDB(db)); err != nil {
 				return err
 			}
-			return withStore(db, func(st *store.Store) error {
-				out, _, err := st.Run(id)
+			return readStore(db, func(st *store.Store) error {
+				out, m, err := st.Run(id)
 				if err != nil {
 					return err
 				}
 				if err := writeTo(a.stdout, jsonPath, func(w io.Writer) error { return report.WriteJSON(w, out) }); err != nil {
 					return err
 				}
-				return writeTo(a.stdout, csvPath, func(w io.Writer) error { return report.WriteCSV(w, out) })
+				if err := writeTo(a.stdout, csvPath, func(w io.Writer) error { return report.WriteCSV(w, out) }); err != nil {
+					return err
+				}
+				if out.MissingRows > 0 {
+					// Written all the same: what was saved is worth having.
+					return fmt.Errorf("run %d is incomplete: %d of its %d result rows were never saved; the export holds the %d that were (JSON: \"missing_rows\": %d)",
+						id, out.MissingRows, m.Expected, m.Expected-out.MissingRows, out.MissingRows)
+				}
+				return nil
 			})
 		},
 	}
