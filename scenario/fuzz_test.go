@@ -131,3 +131,35 @@ func FuzzSweepOption(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPrescan feeds arbitrary text to the checks that bound a scenario
+// before the YAML library parses it (prescan.go): they never panic, every
+// refusal is one line at a position, and when the lexer's tokens pass, the
+// parsed tree is within the limits. Every example passes.
+func FuzzPrescan(f *testing.F) {
+	for p, b := range exampleFiles(f) {
+		if scan, tokens := checkText(p, b, defaultTextLimits); scan != nil || tokens != nil {
+			f.Fatalf("%s: prescan %v, tokens %v", p, scan, tokens)
+		}
+		f.Add(string(b))
+	}
+	deep := strings.Repeat("[", 70)
+	for _, s := range []string{
+		deep, strings.Repeat("{a: ", 70), strings.Repeat("- ", 70) + "x\n", string(deepBlock(70)),
+		string(keys(257, "")), string(keys(257, "  ")), "[" + strings.Repeat("1,", 50001) + "]",
+		`a: "` + deep + `"`, `a: "\"` + deep + `\\"`, `a: "\x22` + deep + `"`, `a: "\uD83D\uDE00` + deep + `"`,
+		"a: 'it''s " + deep + "'\n", "a: \"x\n  " + deep + "\"\nb: 1\n", "a: x\n  " + deep + "\n  \"y\nb: [1]\n",
+		"a: |\n  " + deep + "\nb: 1\n", "a: >2-\n   " + deep + "\n  " + deep + "\nb: 1\n", "- |\n " + deep + "\n- x\n",
+		"--- |\n" + deep + "\n...\n---\na: 1\n", "a: 1 # " + deep + "\n", "k: {a:\"x, \"}\nb: " + deep + "\n",
+		"&a a: 1\n!!str b: 2\n? c\n: 3\n<<: *a\n", "a: *x" + deep + "\n", "\tb: 1\n", "a:\r\n  b: [\r\n1]\r\n", "a: b\rc: [[1]]",
+		// Found by fuzzing: the lexer's quirks the byte scan follows.
+		": : :  :", "%0 [[[[\n---", "% 0 [[[[\n---", "%0 [[[}[\n---", "{[}[[[", "- - - -\x00:", "0: \n0: \n? !\n0:",
+		"0:\r0:\r0:\r*\r 0:", "0:\r0:\r0:\r&\r 0:", " 0\n<<: \n0: \n? \n0:", "a: b <<: c\n", "a:\n  - b: \n    c: !t - d: x",
+		"\t!0 0: \n0: \n? \n0:", "0:\n 0:\n  0:\n   0:\n   -", "0:\r0:\r*0\r :\r0:", "? \r 0: \n? 0\n? 0",
+		"[>\x01-\x01՟----\n--- \x00\x00\x00-\x01--", "a: x\n  -y\n  \"z\n  ---\nb: [[1]]\n", "0:\n00: 00\n0: 0\n... 0:",
+		"&a a: 1\x1c!!s1 1\n!tr b: 2\n? c\n\xa9 3\n<<: *a\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(checkPrescan)
+}

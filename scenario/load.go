@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 
+	"fabriclab/internal/inputfile"
 	"fabriclab/workload"
 )
 
@@ -60,6 +63,9 @@ type readCache struct {
 	mu    sync.Mutex
 	files map[string]*flowFile
 	dists map[string]distEntry // size distributions (messages.go)
+	// checks holds the fabric and routing-table checks shared by the
+	// variants (validate.go); it has a lock of its own.
+	checks validation
 }
 
 type rawVariant struct {
@@ -98,16 +104,61 @@ type Options struct {
 	// Sweeps are --sweep key=v1,v2,… (or key=[v1, v2]) options: each adds a
 	// key to the file's sweep, or gives a key it sweeps new values.
 	Sweeps []string
+	// MaxBytes is the largest scenario text accepted (--max-scenario-size);
+	// 0 means DefaultMaxBytes. See prescan.go for the limits behind it.
+	MaxBytes int64
+}
+
+func (o Options) maxBytes() int64 {
+	if o.MaxBytes > 0 {
+		return o.MaxBytes
+	}
+	return DefaultMaxBytes
 }
 
 // LoadOptions reads a scenario file, applies o and validates once at the
 // end.
 func LoadOptions(path string, o Options) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readScenario(path, o.maxBytes())
 	if err != nil {
 		return nil, err
 	}
 	return parse(path, data, o)
+}
+
+// readScenario reads the file at path through internal/inputfile, which
+// refuses before reading anything what is not a regular file (a named pipe
+// would block, /dev/zero never ends) and never reads more than limit; a
+// file larger than limit is refused first, naming the option that raises
+// it.
+func readScenario(path string, limit int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, sizeError(path, st.Size(), limit)
+	}
+	f, err := inputfile.Open(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if st != nil && st.Mode().IsRegular() {
+		buf.Grow(int(st.Size()) + bytes.MinRead) // one read, no copy
+	}
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, sizeOrError(path, err, limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// sizeOrError words a read error past the limit (the file grew since it
+// was looked at) as the limit error.
+func sizeOrError(path string, err error, limit int64) error {
+	var e *inputfile.Error
+	if errors.As(err, &e) && e.Err == nil {
+		return sizeError(path, -1, limit)
+	}
+	return err
 }
 
 // Parse decodes and validates scenario text; name is used in error messages
@@ -122,6 +173,12 @@ func ParseOptions(name string, data []byte, o Options) (*File, error) {
 }
 
 func parse(name string, data []byte, o Options) (*File, error) {
+	if limit := o.maxBytes(); int64(len(data)) > limit {
+		return nil, sizeError(name, int64(len(data)), limit)
+	}
+	if err := prescan(name, data, defaultTextLimits); err != nil {
+		return nil, err
+	}
 	sets := o.Sets
 	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, read: &readCache{files: map[string]*flowFile{}}}
 	if err := f.decode(); err != nil {
@@ -196,7 +253,7 @@ func (f *File) decode() error {
 	if err := decodeOnto(w, base, root, kept); err != nil {
 		return err
 	}
-	if base.Name == "" {
+	if strings.TrimSpace(base.Name) == "" {
 		base.Name = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
 	}
 	f.raw, f.baseLocs = base, w.locs
@@ -207,9 +264,14 @@ func (f *File) decode() error {
 }
 
 // parseDoc parses the text into a plain tree (see resolve); nil means an
-// empty document.
+// empty document. The lexer's tokens are checked (see checkTokens) before
+// the parser, whose cost is not linear, sees them.
 func (f *File) parseDoc(w *walker) (ast.Node, error) {
-	file, err := parser.ParseBytes(f.Source, 0, parser.AllowDuplicateMapKey())
+	tokens := lexer.Tokenize(string(f.Source))
+	if err := checkTokens(f.Path, tokens, defaultTextLimits); err != nil {
+		return nil, err
+	}
+	file, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		e := yamlError(f.Path, loc{}, "", err)
 		if strings.Contains(e.Msg, "\t") || strings.Contains(e.Msg, "tab character") {
@@ -332,6 +394,11 @@ func (f *File) decodeVariants(w *walker, n ast.Node) error {
 		if !ok {
 			return w.errf(n, "variants", "needs a list of variants (- name: …), got %s", describe(n))
 		}
+		// A sweep bounds the file's variants × its points by maxPoints;
+		// without one the variants alone are bounded the same.
+		if len(seq.Values) > maxPoints {
+			return w.errf(n, "variants", "lists %d entries, at most %d", len(seq.Values), maxPoints)
+		}
 		f.explicit = len(seq.Values) > 0
 		names := map[string]bool{}
 		for i, vn := range seq.Values {
@@ -446,6 +513,7 @@ func (f *File) finalize() {
 
 func finalized(raw *Scenario) *Scenario {
 	s := clone(raw)
+	s.Name = strings.TrimSpace(s.Name)
 	s.Transport.DCQCN.Preset = strings.ToLower(strings.TrimSpace(s.Transport.DCQCN.Preset))
 	finalizeWorkload(&s.Workload, s.Topology)
 	for i := range s.Jobs {

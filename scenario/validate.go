@@ -109,10 +109,6 @@ func Spines(t Topology) int {
 // are no variants, else each variant) and returns the first problem as an
 // *Error.
 func (f *File) Validate() error {
-	// Variants and sweep points often share a fabric: check each once.
-	if _, busy := validations.LoadOrStore(f, &validation{}); !busy {
-		defer validations.Delete(f)
-	}
 	if len(f.sweep) > 0 {
 		return f.checkPoints()
 	}
@@ -729,9 +725,10 @@ func openReferenced(name, path string) (*inputfile.File, error) {
 	return r, err
 }
 
-// validation holds what one Validate call works out once for all the
-// variants and sweep points that share it: routing tables by path, fabric
-// checks by fabric.
+// validation holds what validating a file works out once for all the
+// variants and sweep points that share it (they often share a fabric):
+// routing tables by path, fabric checks by fabric. It lives with the file's
+// readCache, for the file's lifetime.
 type validation struct {
 	mu     sync.Mutex
 	routes map[string]routesEntry
@@ -743,17 +740,8 @@ type routesEntry struct {
 	err    error
 }
 
-// validations maps a *File to its validation while Validate runs.
-var validations sync.Map
-
-// validation is the cache of the Validate call running on c's file (a
-// fresh one outside Validate).
-func (c *checker) validation() *validation {
-	if v, ok := validations.Load(c.f); ok {
-		return v.(*validation)
-	}
-	return &validation{}
-}
+// validation is the cache of c's file.
+func (c *checker) validation() *validation { return &c.f.read.checks }
 
 // routes reads and parses switch.routes_file once per path.
 func (c *checker) routes(name string) ([]topo.Route, error) {

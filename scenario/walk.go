@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
@@ -240,6 +242,7 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 		if _, err := units.ParseRate(s); err != nil {
 			return w.errf(n, path, "%v", err)
 		}
+		detach(n)
 		return nil
 	case sizeType:
 		s, err := w.scalar(n, path, "a size like 64KiB or 8MB")
@@ -249,6 +252,7 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 		if _, err := units.ParseSize(s); err != nil {
 			return w.errf(n, path, "%v", err)
 		}
+		detach(n)
 		return nil
 	case durationType:
 		s, err := w.scalar(n, path, "a duration like 1us")
@@ -258,6 +262,7 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 		if _, err := units.ParseDuration(s); err != nil {
 			return w.errf(n, path, "%v", err)
 		}
+		detach(n)
 		return nil
 	}
 	switch t.Kind() {
@@ -269,6 +274,9 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 		seq, ok := n.(*ast.SequenceNode)
 		if !ok {
 			return w.errf(n, path, "needs a list like [a, b], got %s", describe(n))
+		}
+		if most, why := listLimit(t, path); most > 0 && len(seq.Values) > most {
+			return w.errf(n, path, "lists %d entries, at most %d%s", len(seq.Values), most, why)
 		}
 		for i, v := range seq.Values {
 			if err := w.walk(v, nil, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -318,12 +326,127 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 		}
 		return nil
 	case reflect.String:
-		if _, err := w.scalar(n, path, "text"); err != nil {
+		s, err := w.scalar(n, path, "text")
+		if err != nil {
 			return err
 		}
-		return nil
+		return w.text(n, path, s)
 	}
 	return w.errf(n, path, "cannot be set from YAML")
+}
+
+// maxSizes bounds a list of data sizes (every size is a row of the results,
+// for every variant).
+const maxSizes = 4096
+
+// maxFailures bounds topology.failures (each failure recomputes the routes).
+const maxFailures = 1024
+
+// listLimit is the most entries a list of type t at path may have, checked
+// before its entries are (0: no limit of its own, the node budget applies),
+// and why when it is not obvious.
+func listLimit(t reflect.Type, path string) (int, string) {
+	switch t {
+	case reflect.TypeFor[[]JobSpec]():
+		return maxJobs - 1, fmt.Sprintf(" (%d jobs with the top-level workload)", maxJobs)
+	case reflect.TypeFor[[]units.Size]():
+		return maxSizes, ""
+	case reflect.TypeFor[[]Failure]():
+		return maxFailures, ""
+	case reflect.TypeFor[[]TierForwarding]():
+		most := 0
+		for _, tiers := range topologyTiers {
+			most = max(most, len(tiers))
+		}
+		return most, " (a tier is given once)"
+	}
+	if strings.HasSuffix(path, "placement_hosts") {
+		return maxHosts, " (the most hosts a topology has)"
+	}
+	return 0, ""
+}
+
+// text checks text that is printed as it is: names (on one line, in
+// tables and in "# variant:" lines) and descriptions (several lines may be
+// fine, terminal control sequences are not).
+func (w *walker) text(n ast.Node, path, s string) error {
+	switch {
+	case path == "name":
+		if !printableName(s) {
+			return w.errf(n, path, "the scenario name must be one line of printable text, got %q", strings.TrimSpace(s))
+		}
+	case isJobName(path):
+		if !printableName(s) {
+			return w.errf(n, path, "a job name must be one line of printable text, got %q", strings.TrimSpace(s))
+		}
+	case path == "description":
+		if i := strings.IndexFunc(s, controlChar); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			return w.errf(n, path, "must not contain control characters (found %q); only line breaks and tabs may be used", r)
+		}
+	}
+	return nil
+}
+
+// printableName: s, without the spaces around it (which are trimmed), is
+// printable text: no control characters (line breaks and tabs included),
+// no invisible formatting.
+func printableName(s string) bool {
+	return strings.IndexFunc(strings.TrimSpace(s), func(r rune) bool { return !unicode.IsPrint(r) }) < 0
+}
+
+// controlChar: a C0 control but line feed and tab, DEL, or a C1 control.
+func controlChar(r rune) bool {
+	return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0
+}
+
+// isJobName: path is jobs[N].name.
+func isJobName(path string) bool {
+	rest, ok := strings.CutPrefix(path, "jobs[")
+	if !ok {
+		return false
+	}
+	i := strings.IndexByte(rest, ']')
+	return i > 0 && rest[i+1:] == ".name" && strings.Trim(rest[:i], "0123456789") == ""
+}
+
+// detach gives a scalar node a token of its own, unlinked from the others.
+// The YAML library decodes a value of a type with UnmarshalText (the
+// units) by formatting its node, which walks every token of the document
+// (and copies the newlines of every comment) each time: a list of sizes
+// would cost its length times the file.
+func detach(n ast.Node) {
+	own := func(tk *token.Token) *token.Token {
+		if tk == nil || tk.Prev == nil && tk.Next == nil {
+			return tk
+		}
+		c := *tk
+		c.Prev, c.Next = nil, nil
+		return &c
+	}
+	switch v := n.(type) {
+	case *ast.StringNode:
+		v.Token = own(v.Token)
+	case *ast.IntegerNode:
+		v.Token = own(v.Token)
+	case *ast.FloatNode:
+		v.Token = own(v.Token)
+	case *ast.BoolNode:
+		v.Token = own(v.Token)
+	case *ast.LiteralNode: // its header and its text, linked to each other
+		if v.Start == nil || v.Start.Position == nil || v.Value == nil || v.Value.Token == nil {
+			return
+		}
+		start, text := own(v.Start), own(v.Value.Token)
+		start.Next, text.Prev = text, start
+		// Alone on its line, the header would make the formatter strip
+		// its column's worth of indentation from the text; at column 1
+		// it strips none. (Its place is recorded already: w.rec.)
+		pos := *start.Position
+		pos.Column = 1
+		start.Position = &pos
+		v.Start, v.Value.Token = start, text
+	}
 }
 
 // floatRE is a plain decimal number with an exponent, the form the YAML

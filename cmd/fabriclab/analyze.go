@@ -64,6 +64,7 @@ flow that shares it, so the packet simulator can be slower than this.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.analyze(cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
+	a.maxScenarioFlag(cmd)
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.forwarding=d-mod-k (repeatable)")
 	fl.StringVar(&f.variant, "variant", "", "analyze variant `NAME` (default: the first)")
 	fl.StringVar(&f.size, "size", "", "data size `S`, e.g. 64MiB (default: the variant's first size)")

@@ -18,6 +18,7 @@ import (
 	"fabriclab/metrics"
 	"fabriclab/report"
 	"fabriclab/scenario"
+	"fabriclab/units"
 )
 
 // version is set at build time: -ldflags "-X main.version=v1.2.3".
@@ -49,6 +50,7 @@ func usageErr(cmd *cobra.Command, format string, a ...any) error {
 type app struct {
 	stdout, stderr io.Writer
 	load           func(path string, sets, sweeps []string) (*plan, error)
+	maxScenario    scenarioSize // --max-scenario-size (0: scenario.DefaultMaxBytes)
 	runJob         JobFunc
 	isTerminal     func(w io.Writer) bool
 	termWidth      func(w io.Writer) int // columns; 0 if unknown
@@ -57,16 +59,19 @@ type app struct {
 }
 
 func newApp(stdout, stderr io.Writer) *app {
-	return &app{
+	a := &app{
 		stdout:     stdout,
 		stderr:     stderr,
-		load:       loadPlan,
 		runJob:     lab.Run,
 		isTerminal: isTerminal,
 		termWidth:  termWidth,
 		heartbeat:  10 * time.Second,
 		now:        time.Now,
 	}
+	a.load = func(path string, sets, sweeps []string) (*plan, error) {
+		return loadPlanLimit(path, sets, sweeps, int64(a.maxScenario))
+	}
+	return a
 }
 
 // execute runs the CLI with args and returns the process exit code. Errors
@@ -206,6 +211,7 @@ distributions) is resolved, so a file that validates runs.`,
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.pfc.enabled=false (repeatable)")
 	cmd.Flags().StringArrayVar(&sweeps, "sweep", nil, sweepUsage)
+	a.maxScenarioFlag(cmd)
 	return cmd
 }
 
@@ -226,6 +232,37 @@ func checkJobsFit(p *plan) error {
 		}
 	}
 	return nil
+}
+
+// scenarioSize is the value of --max-scenario-size: a size with a unit
+// (64MiB), at least 1KiB.
+type scenarioSize int64
+
+func (z *scenarioSize) String() string {
+	if *z == 0 {
+		return units.Size(scenario.DefaultMaxBytes).String()
+	}
+	return units.Size(*z).String()
+}
+
+func (z *scenarioSize) Set(v string) error {
+	n, err := units.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	if n < units.KiB {
+		return fmt.Errorf("%s is below 1KiB", v)
+	}
+	*z = scenarioSize(n)
+	return nil
+}
+
+func (z *scenarioSize) Type() string { return "size" }
+
+// maxScenarioFlag adds --max-scenario-size to a command that reads a
+// scenario file.
+func (a *app) maxScenarioFlag(cmd *cobra.Command) {
+	cmd.Flags().Var(&a.maxScenario, "max-scenario-size", "read scenario files of up to `SIZE` (e.g. 16MiB); larger ones are refused before parsing")
 }
 
 // printNotes prints the advice about valid but probably unintended
@@ -323,6 +360,7 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	fl.BoolVar(&f.noStore, "no-store", false, "do not save the run in the results database")
 	fl.StringVar(&f.report, "report", "", "write an HTML report with charts to `FILE` (see 'fabriclab report --help')")
 	fl.StringVar(&f.pngDir, "report-png", "", "with --report, also write each chart as a PNG into `DIR`")
+	a.maxScenarioFlag(cmd)
 	return cmd
 }
 

@@ -31,7 +31,13 @@ type planVariant struct {
 // options and the --set overrides (in order, validating after the last) and
 // expands variants × sweep points × sizes into jobs.
 func loadPlan(path string, sets, sweeps []string) (*plan, error) {
-	f, err := scenario.LoadOptions(path, scenario.Options{Sets: sets, Sweeps: sweeps})
+	return loadPlanLimit(path, sets, sweeps, 0)
+}
+
+// loadPlanLimit is loadPlan reading scenario files of up to maxBytes (0:
+// scenario.DefaultMaxBytes).
+func loadPlanLimit(path string, sets, sweeps []string, maxBytes int64) (*plan, error) {
+	f, err := scenario.LoadOptions(path, scenario.Options{Sets: sets, Sweeps: sweeps, MaxBytes: maxBytes})
 	if err != nil {
 		return nil, withPath(path, err)
 	}
