@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"fabriclab/metrics"
+	"fabriclab/counters"
 	"fabriclab/sim"
 	"fabriclab/units"
 )
@@ -164,7 +164,7 @@ func (n *Network) Consume(p *Packet) {
 
 // Balance is the byte conservation check: everything hosts injected was
 // delivered, dropped or is still queued or on a wire.
-func (n *Network) Balance() metrics.Conservation {
+func (n *Network) Balance() counters.Conservation {
 	var inflight, pk int64
 	for _, pt := range n.Ports {
 		b, p := pt.inFlight()
@@ -172,7 +172,7 @@ func (n *Network) Balance() metrics.Conservation {
 		pk += p
 	}
 	_ = pk
-	c := metrics.Conservation{
+	c := counters.Conservation{
 		InjectedBytes:  n.InjectedBytes,
 		DeliveredBytes: n.DeliveredBytes,
 		DroppedBytes:   n.DroppedBytes,

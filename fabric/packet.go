@@ -38,6 +38,14 @@ func (k Kind) String() string {
 
 // Packet is one frame. Packets come from a Pool and go back to it when
 // consumed or dropped; nothing on the per-packet path allocates.
+//
+// The fields up to SentAt are what the fabric reads and writes on every
+// hop; Msg, PSN and Hdr are the transport's header, which the fabric only
+// carries (Msg is also read by observers such as explain mode). Hdr is
+// laid out by each transport (transport/roce, tcp and homa document
+// theirs), so protocol-specific fields do not pile up here. The order
+// keeps everything a switch touches in the first 64 bytes of the 128 a
+// packet takes: a hop reads one cache line of it, not two.
 type Packet struct {
 	next *Packet // intrusive FIFO / free list link
 
@@ -45,8 +53,6 @@ type Packet struct {
 	Prio uint8
 	// CE is the ECN congestion-experienced mark.
 	CE bool
-	// Last marks the final packet of a message.
-	Last bool
 
 	// Wire is the size on the wire including Overhead; Payload is the data
 	// carried.
@@ -57,28 +63,6 @@ type Packet struct {
 	// SrcQP and DstQP identify the connection at each end; SrcQP also acts as
 	// the UDP source port, so each QP is its own 5-tuple for ECMP.
 	SrcQP, DstQP int32
-	// PSN is the packet sequence number (data) or the acknowledged/expected
-	// PSN (ack/nack).
-	PSN int64
-	// Msg is the sender's message index, carried so the receiver can report
-	// completion.
-	Msg int32
-
-	// Header fields of the other transports (Homa, TCP); RoCE leaves them
-	// zero. The fabric never reads them.
-	//
-	// Sub is the transport's own packet type (Homa: DATA, GRANT, …), Flags
-	// its flag bits, Aux a small field (Homa: the granted priority).
-	Sub, Flags, Aux uint8
-	// Client is the host that started an RPC (Homa's message id is
-	// client, RPC number and direction).
-	Client int32
-	// MsgLen is the length of the whole message (Homa DATA and PROBE).
-	MsgLen int64
-	// Range is a byte count other than the payload (Homa RESEND).
-	Range int64
-	// Echo is a timestamp the receiver sends back (TCP's timestamp option).
-	Echo sim.Time
 
 	inPort  int32    // ingress port index at the current switch
 	arrival sim.Time // when the last bit reaches the far end of the current link
@@ -87,7 +71,24 @@ type Packet struct {
 	// Observer).
 	enq, enqPaused sim.Time
 	SentAt         sim.Time // when the sender put it on the wire
+
+	// Msg is the sender's message id, carried so the receiver can report
+	// completion (and observers can tell messages apart).
+	Msg int32
+	// PSN is the sequence number: RoCE's packet sequence number (data) or
+	// the acknowledged/expected PSN (ack/nack), TCP's sequence or
+	// acknowledgement number, Homa's offset.
+	PSN int64
+	// Hdr is the transport's own header fields (RoCE's end-of-message mark,
+	// TCP's flags and timestamp, Homa's packet type, ids and lengths). The
+	// fabric never reads it.
+	Hdr Header
 }
+
+// Header is the transport-specific part of a packet header: words whose
+// layout the transport defines (RoCE uses one, TCP two, Homa three). Five
+// words make Packet 128 bytes: two cache lines, and room to spare.
+type Header [5]uint64
 
 // Pool is a free list of packets. One simulation owns one pool.
 type Pool struct {

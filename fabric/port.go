@@ -1,7 +1,7 @@
 package fabric
 
 import (
-	"fabriclab/metrics"
+	"fabriclab/counters"
 	"fabriclab/sim"
 	"fabriclab/units"
 )
@@ -76,7 +76,7 @@ type Port struct {
 	waiting   bool // in its switch's poolWait list
 
 	busyTime sim.Time
-	C        metrics.Counters
+	C        counters.Counters
 }
 
 // SetFeeder installs the host NIC that supplies data packets.
@@ -254,7 +254,7 @@ func (pt *Port) inFlight() (bytes, pkts int64) {
 
 // Counters returns this port's counters, closing any open pause interval at
 // now and computing utilization over [0, now].
-func (pt *Port) Counters(now sim.Time) metrics.Counters {
+func (pt *Port) Counters(now sim.Time) counters.Counters {
 	c := pt.C
 	for pr := range pt.paused {
 		if pt.paused[pr] {

@@ -17,6 +17,10 @@ type Options struct {
 	// Tiers lists the switch tiers from the edge up (topo.Topology.Tiers);
 	// it orders the collision statistics.
 	Tiers []string
+	// EndpointName names a host port without an owner (a network built
+	// without transports) by its network id (topo.Topology.EndpointName);
+	// nil: "host<id>".
+	EndpointName func(id int) string
 }
 
 // Report is the result of Analyze. Rates of flows are payload GB/s (10⁹
@@ -91,7 +95,7 @@ func Analyze(net *fabric.Network, flows []Flow, opt Options) Report {
 	if eff <= 0 || eff > 1 {
 		eff = 1
 	}
-	names := hostNames(net)
+	names := hostNames(net, opt.EndpointName)
 	// Number the links the flows use, in order of first use.
 	index := map[*fabric.Port]int{}
 	var ports []*fabric.Port
@@ -271,16 +275,19 @@ func groupRank(from, to string, tiers []string) int {
 	return 2*len(tiers) + 4 - a
 }
 
-// hostNames maps a host port to its host's name.
-func hostNames(net *fabric.Network) map[*fabric.Port]string {
+// hostNames maps a host port to its host's name: its owner's, else
+// endpoint's (nil: "host<id>").
+func hostNames(net *fabric.Network, endpoint func(int) string) map[*fabric.Port]string {
 	m := make(map[*fabric.Port]string, len(net.HostPorts))
 	for h, pt := range net.HostPorts {
-		if pt == nil {
+		switch {
+		case pt == nil:
 			continue
-		}
-		if pt.Owner != nil {
+		case pt.Owner != nil:
 			m[pt] = pt.Owner.Name()
-		} else {
+		case endpoint != nil:
+			m[pt] = endpoint(h)
+		default:
 			m[pt] = fmt.Sprintf("host%d", h)
 		}
 	}

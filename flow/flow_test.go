@@ -181,7 +181,7 @@ func flowsFor(t testing.TB, net *fabric.Network, pairs [][2]int, bytes int64) []
 	return fl
 }
 
-// DESIGN.md reproduction 3, the max-min fair view: 5 clients on leaf0 send
+// Reproduction 3 (README), the max-min fair view: 5 clients on leaf0 send
 // to 5 servers elsewhere under static destination (d-mod-k) routing. Hosts
 // 8 and 16 are both ≡ 0 mod 8 spines, so flows 0→8 and 4→16 share the
 // uplink leaf0→spine0 and get half (0.40 GB/s at 6.4 Gb/s links); the

@@ -6,7 +6,8 @@
 // minutes, and is what a fluid model (and InfiniBand congestion tools)
 // predict: with lossless flow control (PFC) the packet simulator can be
 // worse, because a paused queue slows every flow that shares it, not only
-// the ones crossing the bottleneck (DESIGN.md, reproduction 3).
+// the ones crossing the bottleneck (README, "Results and reproductions",
+// reproduction 3).
 package flow
 
 import "math"

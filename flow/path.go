@@ -88,3 +88,29 @@ func RootFlows(d *workload.DAG, p Pather) ([]Flow, error) {
 	}
 	return flows, nil
 }
+
+// Tupler gives each message's 5-tuple (plan.Plan's Tuple does).
+type Tupler interface {
+	Tuple(i int) (src, dst, sqp, dqp int32)
+}
+
+// ConnID identifies a connection by its 5-tuple: (source endpoint, source
+// QP) is unique per connection.
+func ConnID(src, _, sqp, _ int32) uint64 { return uint64(uint32(src))<<32 | uint64(uint32(sqp)) }
+
+// Routed is the Pather of messages whose 5-tuples t gives, on net's static
+// routes (StaticPath): what RootFlows needs of a compiled plan without a
+// simulation.
+func Routed(net *fabric.Network, t Tupler) Pather { return routed{net, t} }
+
+type routed struct {
+	net *fabric.Network
+	t   Tupler
+}
+
+func (r routed) Path(i int) ([]*fabric.Port, error) {
+	src, dst, sqp, dqp := r.t.Tuple(i)
+	return StaticPath(r.net, src, dst, sqp, dqp)
+}
+
+func (r routed) Conn(i int) uint64 { return ConnID(r.t.Tuple(i)) }

@@ -5,6 +5,7 @@ import (
 
 	"fabriclab/fabric"
 	"fabriclab/metrics"
+	"fabriclab/plan"
 	"fabriclab/sim"
 	"fabriclab/units"
 )
@@ -52,9 +53,13 @@ func (e *explainer) Queued(p *fabric.Packet, pt *fabric.Port, wait, paused sim.T
 	}
 }
 
-// explain builds the explanation of part p's slow flows (slowdowns are in
-// the flow records' order: the part's non-marker, measured messages).
-func (s *Sim) explain(p part, slowByMsg map[int]float64) *metrics.Explanation {
+// explainMode is the simulation as explain mode's measure.Explainer.
+type explainMode Sim
+
+// Explain builds the explanation of a part's slow flows from their
+// slowdowns (by message index: the part's measured, delivered messages).
+func (em *explainMode) Explain(_ plan.Part, slowByMsg map[int]float64) *metrics.Explanation {
+	s := (*Sim)(em)
 	e := s.explain_
 	net := s.Topo.Net
 	thr := s.Job.Spec.Sim.ExplainSlowdown

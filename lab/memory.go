@@ -4,10 +4,11 @@ package lab
 // before anything is allocated.
 //
 // A build holds, per message, the DAG (the Message, its DepCount, its
-// iteration index, its successors in CSR form), the simulator's
-// per-message arrays, and what Result adds (the FCT and slowdown lists, the
-// flow records); per connection, the connection map entry and the
-// transport's state at both ends; per message released at the start, its
+// iteration index, its successors in CSR form), the per-message arrays of
+// the plan, the executor and the simulator, and what Result adds (the FCT
+// and slowdown lists, the flow records); per connection, the plan's entry,
+// the connection map entry and the transport's state at both ends; per
+// message released at the start, its place in the executor's list, its
 // queue entry in the transport, or its scheduler event when it starts
 // later; plus the fabric (ports, NICs, route tables) and, for a flow list,
 // the parsed list. The per-item sizes are read from the real types
@@ -42,6 +43,7 @@ import (
 	"fabriclab/fabric"
 	"fabriclab/internal/inputfile"
 	"fabriclab/metrics"
+	"fabriclab/plan"
 	"fabriclab/scenario"
 	"fabriclab/sim"
 	"fabriclab/topo"
@@ -101,7 +103,7 @@ func EstimateMemory(job scenario.Job) (MemoryEstimate, error) {
 	if job.Spec == nil {
 		return MemoryEstimate{}, fmt.Errorf("job %s/%s has no scenario", job.Scenario, job.Variant)
 	}
-	e := estimateMemory(job, selectJobs(job, -1), sizeDists{})
+	e := estimateMemory(job, plan.Together.Jobs(job), sizeDists{})
 	for _, j := range e.Jobs {
 		if j.Err != nil {
 			return e, j.Err
@@ -109,10 +111,6 @@ func EstimateMemory(job scenario.Job) (MemoryEstimate, error) {
 	}
 	return e, nil
 }
-
-// connKey is a connection of connect: a job's (part), its hosts, the
-// channel, and the pool member (TCP's pool policy).
-type connKey struct{ part, src, dst, ch, k int32 }
 
 // checkMemory refuses a job whose fabric would need more than limit bytes
 // (sim.memory_limit; 0 = no check), so that a scenario too big for the
@@ -138,18 +136,6 @@ func routeBytes(ts topo.Spec) int64 {
 	}
 	var next [][]*fabric.Port // a switch's table: one next-hop group per host
 	return int64(topo.NumSwitches(ts)) * int64(h) * int64(unsafe.Sizeof(next[0]))
-}
-
-// selectJobs lists the jobs a build runs: all, or only the one.
-func selectJobs(job scenario.Job, only int) []int {
-	if only >= 0 {
-		return []int{only}
-	}
-	sel := make([]int, Jobs(job))
-	for i := range sel {
-		sel[i] = i
-	}
-	return sel
 }
 
 // Check refuses an estimate above limit (0: no check), or a job with more
@@ -319,11 +305,13 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 		peakBuild = max(peakBuild, dags+joint+finishBytes(m, edges, c))
 		final += joint
 	}
-	// Set up: the simulator's per-message arrays, the connections, the
-	// queue entries of the messages released at once, the scheduler
-	// events of the others (appended one by one: the last regrowth holds
-	// the old array too), explain mode's per-message record. Then Result's
-	// lists beside all that.
+	// Set up: the per-message arrays (the plan's connection, the
+	// executor's and the simulator's), the connections (the plan's, their
+	// map, the transport's), the queue entries of the messages released
+	// at once, the scheduler events of the others (appended one by one:
+	// the last regrowth holds the old array too), explain mode's
+	// per-message record. While the roots start, the executor's list of
+	// them (appended one by one). Then Result's lists beside all that.
 	run := final + m*c.labMsg
 	tr := c.transport(spec.Transport.Kind)
 	conns := e.Conns
@@ -331,14 +319,14 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 		run += mapBytes(conns, c.connEntry) // the pool's next connection per pair
 		conns = min(conns*int64(k.TCP.PoolSize), m)
 	}
-	run += mapBytes(conns, c.connEntry) + tr.bytes(conns, posted, int64(max(hosts, 1)))
+	run += mapBytes(conns, c.connEntry) + appendCap(conns, c.planConn)*c.planConn + tr.bytes(conns, posted, int64(max(hosts, 1)))
 	events := appendCap(timed, c.event) * c.event
 	run += events
 	if spec.Sim.Explain {
 		run += m * c.explainMsg
 		records += mapBytes(flowsMax, c.slowEntry) // the slowdowns by message
 	}
-	connect := run + growPeak(timed, c.event) - events
+	connect := run + growPeak(timed, c.event) - events + growPeak(posted+timed, c.release)
 	run += flowsMax*2*c.float + buckets + records
 	e.Bytes = e.Fabric + lists + max(peakBuild, connect, run)
 	for k := range e.Jobs {
@@ -382,7 +370,7 @@ func estimateJob(job scenario.Job, i, hosts int, dists sizeDists) JobMemory {
 		p = fmt.Sprintf("jobs[%d].", i-1)
 	}
 	seed := scenario.JobSeed(job.Seed, i)
-	size := jobSize(job, i)
+	size := plan.JobSize(job, i)
 	ranks := w.Ranks
 	if ranks == 0 {
 		ranks = hosts - w.HostOffset
@@ -402,7 +390,7 @@ func estimateJob(job scenario.Job, i, hosts int, dists sizeDists) JobMemory {
 		for r, h := range rankHost {
 			server[r], rail[r] = h/g, h%g
 		}
-		s := collectiveSpec(w, seed, size, ranks, rankHost, server, rail)
+		s := plan.CollectiveSpec(w, seed, size, ranks, rankHost, server, rail)
 		if *cn, err = workload.Count(s); err != nil {
 			j.Err = err
 			return j
@@ -537,28 +525,6 @@ func collectiveWhy(p string, w scenario.Workload, size int64, ranks int, c workl
 		}
 	}
 	return b.String()
-}
-
-// jobSize is the size job i runs at: the job's Size for the workload, the
-// first size of an extra job.
-func jobSize(job scenario.Job, i int) int64 {
-	if i > 0 {
-		if sz := scenario.SweepSizes(scenario.JobWorkload(job.Spec, i).Sizes); len(sz) > 0 {
-			return int64(sz[0])
-		}
-	}
-	return int64(job.Size)
-}
-
-// collectiveSpec is the workload.Spec of collective workload w at size
-// with its ranks on hosts rankHost (their servers and rails given).
-func collectiveSpec(w scenario.Workload, seed uint64, size int64, ranks int, rankHost, rankServer, rankRail []int) workload.Spec {
-	return workload.Spec{
-		Collective: w.Kind, Algorithm: w.Algorithm, Ranks: ranks, Size: size, Root: w.Root,
-		RankHost: rankHost, RankServer: rankServer, RankRail: rankRail,
-		ChunkSize: int64(w.MessageSize), QPs: w.QPs, Seed: seed,
-		Iterations: w.Iterations, Warmup: w.Warmup,
-	}
 }
 
 // flowCount is a flow list's length and how many of its flows start
@@ -730,7 +696,8 @@ func fabricBytes(ts topo.Spec, transport string, hosts int) int64 {
 type costs struct {
 	msg, depCount, iteration, iterSpan int64 // a DAG's per-message arrays
 	row, succ, dep                     int64 // CSR row start, successor, edge (until Finish)
-	labMsg                             int64 // Sim's per-message arrays
+	labMsg                             int64 // the per-message arrays of the plan, the executor and Sim
+	planConn, release                  int64 // a plan's connection, an executor's released message
 	connEntry, slowEntry               int64 // map entries (key, value, control byte)
 	event                              int64 // a scheduler event
 	flowSpec, arrival                  int64
@@ -796,8 +763,12 @@ var memCosts = sync.OnceValue(func() *costs {
 	c.succ = sz(dag, "succ[]", 4)
 	c.dep = sz(dag, "deps[]", 8)
 	var s Sim
-	c.labMsg = int64(unsafe.Sizeof(s.conns[0]) + unsafe.Sizeof(s.remaining[0]) + unsafe.Sizeof(s.start[0]) + unsafe.Sizeof(s.end[0]))
-	c.connEntry = int64(unsafe.Sizeof(connKey{})+unsafe.Sizeof(int32(0))) + 1
+	var p plan.Plan
+	c.labMsg = int64(unsafe.Sizeof(p.Conn[0])+unsafe.Sizeof(s.start[0])+unsafe.Sizeof(s.end[0])) +
+		sz(reflect.TypeFor[workload.Executor](), "remaining[]", 4)
+	c.planConn = int64(unsafe.Sizeof(p.Conns[0]))
+	c.release = sz(reflect.TypeFor[workload.Executor](), "out[]", 4)
+	c.connEntry = plan.ConnKeyBytes + int64(unsafe.Sizeof(int32(0))) + 1
 	c.slowEntry = int64(unsafe.Sizeof(int(0))+unsafe.Sizeof(float64(0))) + 1
 	c.event = sz(reflect.TypeFor[sim.Scheduler](), "heap[]", 40)
 	c.flowSpec = int64(unsafe.Sizeof(workload.FlowSpec{}))

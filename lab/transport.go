@@ -13,8 +13,8 @@ import (
 // hostTransport is what a simulation needs of the transport on its hosts:
 // connections (a transport without them ignores connect), messages posted
 // on them, delivery reported through the callback given to newTransport,
-// and the 5-tuple a message's packets carry (what ECMP hashes, for the
-// static path and routed-ideal analyses).
+// and the 5-tuple a message's packets carry (the plan chose it, see
+// plan.Conn; connect checks that the transport puts the same on the wire).
 type hostTransport interface {
 	// connect opens connection number conn (dense, from 0) from src to dst.
 	connect(conn int32, src, dst int)

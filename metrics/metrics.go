@@ -1,11 +1,14 @@
 // Package metrics holds what a run measures: per-flow records, counters, and
 // the per-size summary (CCT, algbw, busbw, ideal time) with the formulas
-// fixed by DESIGN.md. It depends on nothing but units.
+// fixed in the README ("Metrics (fixed definitions)"). It depends on
+// nothing but counters (the leaf the fabric counts with).
 package metrics
 
 import (
 	"math"
 	"sort"
+
+	"fabriclab/counters"
 )
 
 // Collective names a workload kind for the busbw factor.
@@ -70,47 +73,14 @@ type FlowRecord struct {
 	ScaleUp bool `json:"scale_up,omitempty"`
 }
 
-// Counters are event counts for one port, NIC or the whole run. Fields are
-// summed by Add.
-type Counters struct {
-	PFCPausesSent int64   `json:"pfc_pauses_sent"`
-	PFCPausesRecv int64   `json:"pfc_pauses_received"`
-	PFCPausedS    float64 `json:"pfc_paused_s"` // time an egress queue was held by a received pause
-	ECNMarks      int64   `json:"ecn_marks"`
-	CNPs          int64   `json:"cnps"`
-	Drops         int64   `json:"drops"`
-	Retransmits   int64   `json:"retransmits"` // data packets sent again
-	Timeouts      int64   `json:"timeouts"`
-	NACKs         int64   `json:"nacks"`
-	OutOfOrder    int64   `json:"out_of_order"`
-	// ReorderMaxPackets is the most packets one receive QP held in its
-	// reorder buffer (out-of-order acceptance only).
-	ReorderMaxPackets int64   `json:"reorder_max_packets"`
-	TxPackets         int64   `json:"tx_packets"`
-	TxBytes           int64   `json:"tx_bytes"` // wire bytes including overhead
-	MaxQueueBytes     int64   `json:"max_queue_bytes"`
-	UtilizationPct    float64 `json:"utilization_pct,omitempty"` // tx busy time / run time (ports only)
-}
+// Counters are event counts for one port, NIC or the whole run; the
+// fabric and the transports count with them (package counters, a leaf, so
+// that they need not import the results schema).
+type Counters = counters.Counters
 
-// Add accumulates o into c (max for MaxQueueBytes; utilization is not summed).
-func (c *Counters) Add(o Counters) {
-	c.PFCPausesSent += o.PFCPausesSent
-	c.PFCPausesRecv += o.PFCPausesRecv
-	c.PFCPausedS += o.PFCPausedS
-	c.ECNMarks += o.ECNMarks
-	c.CNPs += o.CNPs
-	c.Drops += o.Drops
-	c.Retransmits += o.Retransmits
-	c.Timeouts += o.Timeouts
-	c.NACKs += o.NACKs
-	c.OutOfOrder += o.OutOfOrder
-	c.TxPackets += o.TxPackets
-	c.TxBytes += o.TxBytes
-	if o.MaxQueueBytes > c.MaxQueueBytes {
-		c.MaxQueueBytes = o.MaxQueueBytes
-	}
-	c.ReorderMaxPackets = max(c.ReorderMaxPackets, o.ReorderMaxPackets)
-}
+// Conservation is the packet balance checked at the end of every run:
+// Injected = Delivered + Dropped + InFlight.
+type Conservation = counters.Conservation
 
 // PortCounters names a port (node:port→peer) with its counters.
 type PortCounters struct {
@@ -156,26 +126,73 @@ func Summarize(xs []float64) Percentiles {
 
 // SizeResult is one row of the nccl-tests-style table: one data size of one
 // variant. Field names are the documented output contract.
+//
+// It is composed of parts by what produces them, so that an engine fills
+// the parts it can and leaves the others zero: Completion, Outcome and
+// FlowStats are what any engine that runs the workload measures (a
+// flow-level model or real hosts as well as the packet simulator);
+// FabricTotals, FabricCounters, Explain and Conservation are what a packet
+// fabric adds. The parts are embedded, so their fields read as the row's
+// (r.CCTS, r.Drops) and its JSON is flat; the order of the parts and of
+// their fields is the JSON key order, which is part of the contract.
 type SizeResult struct {
+	Completion
+	FabricTotals
+	Outcome
+	FlowStats
+	// Explain is filled with sim.explain: why the slow flows were slow.
+	Explain *Explanation `json:"explain,omitempty"`
+	// Jobs: with several jobs (scenario jobs:), each job's summary, job 0
+	// ("main") first; the fields of the row are then main's, except the
+	// event totals, the counters and the conservation, which are the whole
+	// fabric's. Nil with one job.
+	Jobs []JobResult `json:"jobs,omitempty"`
+	FabricCounters
+	Records []FlowRecord `json:"flows_records,omitempty"`
+	// Events is how many events the engine executed; SimEndS the simulated
+	// time at the end, WallS the wall-clock time the run took.
+	Events       uint64       `json:"sim_events"`
+	WallS        float64      `json:"wall_s"`
+	SimEndS      float64      `json:"sim_end_s"`
+	Conservation Conservation `json:"conservation"`
+}
+
+// Completion is what ran (size, ranks, algorithm), how long it took, the
+// rates that follow and the bounds it is measured against: what any engine
+// reports.
+type Completion struct {
 	SizeBytes int64 `json:"size_bytes"`
 	Ranks     int   `json:"ranks"`
 	// Algorithm is the algorithm that ran, naming any fallback (e.g.
 	// "recursive-doubling (Bruck: 6 ranks is not a power of two)").
-	Algorithm string  `json:"algorithm,omitempty"`
-	CCTS      float64 `json:"cct_s"`
-	AlgBWGBps float64 `json:"algbw_gbps"`
-	BusBWGBps float64 `json:"busbw_gbps"`
-	IdealS    float64 `json:"ideal_s"`
-	IdealPct  float64 `json:"ideal_pct"`
+	Algorithm string `json:"algorithm,omitempty"`
+	Timing
 	// CollectiveIdealS is the algorithm-independent bound: the time at which
 	// busbw would equal the NIC rate (nccl-tests' factor × S / rate). IdealS
 	// is the algorithm's own bound (its busiest link); for traffic patterns
 	// the two are equal.
 	CollectiveIdealS   float64 `json:"collective_ideal_s"`
 	CollectiveIdealPct float64 `json:"collective_ideal_pct"`
-	// RoutedIdealS is the same bound over the links the flows really take
-	// (the ECMP hash as configured): the gap between IdealS and RoutedIdealS
-	// is what static load balancing costs before any queueing.
+}
+
+// Timing is the completion time, the bandwidths derived from it and the
+// algorithm's ideal time: the part a row and a job's entry share.
+type Timing struct {
+	CCTS      float64 `json:"cct_s"`
+	AlgBWGBps float64 `json:"algbw_gbps"`
+	BusBWGBps float64 `json:"busbw_gbps"`
+	IdealS    float64 `json:"ideal_s"`
+	IdealPct  float64 `json:"ideal_pct"`
+}
+
+// FabricTotals is what a fabric that routes packets adds to a row: the
+// bound over the links the row's flows really take, and the whole run's
+// event totals (from Counters). An engine without packets leaves it zero, one
+// that sees only the hosts fills what they count.
+type FabricTotals struct {
+	// RoutedIdealS is the same bound as IdealS over the links the flows
+	// really take (the ECMP hash as configured): the gap between IdealS and
+	// RoutedIdealS is what static load balancing costs before any queueing.
 	RoutedIdealS   float64 `json:"routed_ideal_s"`
 	RoutedIdealPct float64 `json:"routed_ideal_pct"`
 	PFCPauses      int64   `json:"pfc_pauses"`
@@ -184,20 +201,28 @@ type SizeResult struct {
 	Retransmits    int64   `json:"retransmits"`
 	CNPs           int64   `json:"cnps"`
 	Timeouts       int64   `json:"timeouts"`
+}
+
+// Outcome is whether the run finished, and its measured iterations.
+type Outcome struct {
 	// Complete is false when the run was interrupted or hit its time limit
 	// before every flow finished; the numbers then describe a partial run.
 	Complete bool   `json:"complete"`
 	Error    string `json:"error,omitempty"`
-
 	// Iterations measured (after warmup), each iteration's time, and their
 	// distribution; CCTS is then the mean.
 	Iterations  int         `json:"iterations,omitempty"`
 	IterationsS []float64   `json:"iterations_s,omitempty"`
 	IterCCT     Percentiles `json:"iteration_cct_s"`
-	Flows       int         `json:"flows"`
-	FCT         Percentiles `json:"fct_s"`
-	Slowdown    Percentiles `json:"slowdown"`
-	RankDoneS   []float64   `json:"rank_done_s,omitempty"` // per rank: when its last incoming flow finished
+}
+
+// FlowStats is what the flows (messages) of a run did: any engine that
+// knows when each flow started and finished can fill it.
+type FlowStats struct {
+	Flows     int         `json:"flows"`
+	FCT       Percentiles `json:"fct_s"`
+	Slowdown  Percentiles `json:"slowdown"`
+	RankDoneS []float64   `json:"rank_done_s,omitempty"` // per rank: when its last incoming flow finished
 	// RankBWGBps[i][j] is the bandwidth rank i achieved toward rank j: the
 	// bytes it delivered to j over the span from its first such flow's start
 	// to its last one's end (0 when it sent nothing). Kept up to 128 ranks, or
@@ -212,58 +237,47 @@ type SizeResult struct {
 	// and carried (kind messages).
 	SlowdownBySize []SizeBucket `json:"slowdown_by_size,omitempty"`
 	Load           *MessageLoad `json:"load,omitempty"`
-	// Explain is filled with sim.explain: why the slow flows were slow.
-	Explain *Explanation `json:"explain,omitempty"`
-	// Jobs: with several jobs (scenario jobs:), each job's summary, job 0
-	// ("main") first; the fields above are then main's, except the counters
-	// and conservation, which are the whole fabric's. Nil with one job.
-	Jobs         []JobResult    `json:"jobs,omitempty"`
-	Totals       Counters       `json:"counters"`
-	Ports        []PortCounters `json:"ports,omitempty"` // ports with any activity worth reporting
-	Records      []FlowRecord   `json:"flows_records,omitempty"`
-	Events       uint64         `json:"sim_events"`
-	WallS        float64        `json:"wall_s"`
-	SimEndS      float64        `json:"sim_end_s"`
-	Conservation Conservation   `json:"conservation"`
+}
+
+// FabricCounters are the whole run's counters (every port and NIC summed)
+// and, with sim.port_counters, each port's.
+type FabricCounters struct {
+	Totals Counters       `json:"counters"`
+	Ports  []PortCounters `json:"ports,omitempty"` // ports with any activity worth reporting
 }
 
 // JobResult is one job of a run with several jobs: its own CCT (first start
 // to last delivery of its messages, or the mean of its measured iterations),
 // bandwidths and ideal, next to the CCT of the same job run alone on the
-// same fabric and the interference factor CCT / alone CCT.
+// same fabric and the interference factor CCT / alone CCT. It shares the
+// row's Timing, Outcome and FlowStats parts, without their per-iteration
+// and per-rank lists (Job leaves them out). Its algorithm, ranks and size
+// are its own fields: the contract orders them unlike the row's Completion.
 type JobResult struct {
-	Name         string      `json:"name"`
-	Kind         string      `json:"kind"`
-	Algorithm    string      `json:"algorithm,omitempty"`
-	Ranks        int         `json:"ranks"`
-	SizeBytes    int64       `json:"size_bytes"`
-	StartS       float64     `json:"start_s"`
-	CCTS         float64     `json:"cct_s"`
-	AlgBWGBps    float64     `json:"algbw_gbps"`
-	BusBWGBps    float64     `json:"busbw_gbps"`
-	IdealS       float64     `json:"ideal_s"`
-	IdealPct     float64     `json:"ideal_pct"`
-	AloneCCTS    float64     `json:"alone_cct_s"`
-	Interference float64     `json:"interference"`
-	Complete     bool        `json:"complete"`
-	Iterations   int         `json:"iterations,omitempty"`
-	IterCCT      Percentiles `json:"iteration_cct_s"`
-	Flows        int         `json:"flows"`
-	FCT          Percentiles `json:"fct_s"`
-	Slowdown     Percentiles `json:"slowdown"`
+	Name      string  `json:"name"`
+	Kind      string  `json:"kind"`
+	Algorithm string  `json:"algorithm,omitempty"`
+	Ranks     int     `json:"ranks"`
+	SizeBytes int64   `json:"size_bytes"`
+	StartS    float64 `json:"start_s"`
+	Timing
+	AloneCCTS    float64 `json:"alone_cct_s"`
+	Interference float64 `json:"interference"`
+	Outcome
 	// A message, uniform or flow-list job's slowdown per size bucket, and
-	// a messages job's load (see SizeResult).
-	SlowdownBySize []SizeBucket `json:"slowdown_by_size,omitempty"`
-	Load           *MessageLoad `json:"load,omitempty"`
+	// a messages job's load (see SizeResult) are in FlowStats.
+	FlowStats
 }
 
 // Job makes a job's entry from its summary (a SizeResult over its
 // messages); the alone CCT and interference are filled by the caller.
+// The per-iteration times and the per-rank lists stay on the row.
 func Job(name, kind string, startS float64, r SizeResult) JobResult {
-	return JobResult{Name: name, Kind: kind, Algorithm: r.Algorithm, Ranks: r.Ranks, SizeBytes: r.SizeBytes, StartS: startS,
-		CCTS: r.CCTS, AlgBWGBps: r.AlgBWGBps, BusBWGBps: r.BusBWGBps, IdealS: r.IdealS, IdealPct: r.IdealPct,
-		Complete: r.Complete, Iterations: r.Iterations, IterCCT: r.IterCCT, Flows: r.Flows, FCT: r.FCT, Slowdown: r.Slowdown,
-		SlowdownBySize: r.SlowdownBySize, Load: r.Load}
+	j := JobResult{Name: name, Kind: kind, Algorithm: r.Algorithm, Ranks: r.Ranks, SizeBytes: r.SizeBytes, StartS: startS,
+		Timing: r.Timing, Outcome: r.Outcome, FlowStats: r.FlowStats}
+	j.IterationsS = nil
+	j.RankDoneS, j.RankBWGBps, j.FCTCurveS = nil, nil, nil
+	return j
 }
 
 // SetAlone records the CCT of the job alone and the interference factor
@@ -274,16 +288,6 @@ func (j *JobResult) SetAlone(cct float64, complete bool) {
 	if complete && j.Complete && cct > 0 {
 		j.Interference = j.CCTS / cct
 	}
-}
-
-// Conservation is the packet balance checked at the end of every run:
-// Injected = Delivered + Dropped + InFlight.
-type Conservation struct {
-	InjectedBytes  int64 `json:"injected_bytes"`
-	DeliveredBytes int64 `json:"delivered_bytes"`
-	DroppedBytes   int64 `json:"dropped_bytes"`
-	InFlightBytes  int64 `json:"in_flight_bytes"`
-	OK             bool  `json:"ok"`
 }
 
 // Finish fills algbw, busbw and % ideal from S, CCT and ideal time with the

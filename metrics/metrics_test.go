@@ -1,9 +1,12 @@
 package metrics
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -91,7 +94,7 @@ func TestSummarizeNearestRank(t *testing.T) {
 // S = 1e9 B in 0.1 s on 8 ranks: algbw 10 GB/s, all-reduce busbw 17.5 GB/s;
 // ideal 0.08 s is 80 %.
 func TestSizeResultFinish(t *testing.T) {
-	r := SizeResult{SizeBytes: 1e9, Ranks: 8, CCTS: 0.1, IdealS: 0.08, Complete: true}
+	r := SizeResult{Completion: Completion{SizeBytes: 1e9, Ranks: 8, Timing: Timing{CCTS: 0.1, IdealS: 0.08}}, Outcome: Outcome{Complete: true}}
 	r.Finish(AllReduce)
 	if !near(r.AlgBWGBps, 10) || !near(r.BusBWGBps, 17.5) || !near(r.IdealPct, 80) {
 		t.Errorf("all-reduce: algbw %v busbw %v ideal %v%%", r.AlgBWGBps, r.BusBWGBps, r.IdealPct)
@@ -105,73 +108,23 @@ func TestSizeResultFinish(t *testing.T) {
 		t.Errorf("sendrecv busbw %v, want 10", r.BusBWGBps)
 	}
 	// No completion time: nothing is divided by zero.
-	z := SizeResult{SizeBytes: 1e9, Ranks: 8, IdealS: 0.08, Complete: true}
+	z := SizeResult{Completion: Completion{SizeBytes: 1e9, Ranks: 8, Timing: Timing{IdealS: 0.08}}, Outcome: Outcome{Complete: true}}
 	z.Finish(AllReduce)
 	if z.AlgBWGBps != 0 || z.BusBWGBps != 0 || z.IdealPct != 0 {
 		t.Errorf("CCT 0: %+v", z)
 	}
 	// An unfinished run reports how long it ran, but no rates: dividing S by
 	// a partial time would claim more than the NIC can carry.
-	u := SizeResult{SizeBytes: 1e9, Ranks: 8, CCTS: 0.001, IdealS: 0.08}
+	u := SizeResult{Completion: Completion{SizeBytes: 1e9, Ranks: 8, Timing: Timing{CCTS: 0.001, IdealS: 0.08}}}
 	u.Finish(AllReduce)
 	if u.AlgBWGBps != 0 || u.BusBWGBps != 0 || u.IdealPct != 0 {
 		t.Errorf("incomplete: %+v", u)
 	}
 	// A flow list has no bus bandwidth, only aggregate throughput.
-	f := SizeResult{SizeBytes: 1e9, Ranks: 8, CCTS: 0.1, Complete: true}
+	f := SizeResult{Completion: Completion{SizeBytes: 1e9, Ranks: 8, Timing: Timing{CCTS: 0.1}}, Outcome: Outcome{Complete: true}}
 	f.Finish(FlowList)
 	if !near(f.AlgBWGBps, 10) || f.BusBWGBps != 0 {
 		t.Errorf("flow list: algbw %v busbw %v", f.AlgBWGBps, f.BusBWGBps)
-	}
-}
-
-// Add sums every counter, keeps the larger MaxQueueBytes and leaves
-// UtilizationPct alone. Fields are set by reflection so a new counter that
-// Add forgets fails here.
-func TestCountersAdd(t *testing.T) {
-	var a, b Counters
-	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
-	for i := 0; i < va.NumField(); i++ {
-		switch va.Field(i).Kind() {
-		case reflect.Int64:
-			va.Field(i).SetInt(int64(10 + i))
-			vb.Field(i).SetInt(int64(1000 * (i + 1)))
-		case reflect.Float64:
-			va.Field(i).SetFloat(0.5 + float64(i))
-			vb.Field(i).SetFloat(0.25 * float64(i+1))
-		default:
-			t.Fatalf("field %s has unexpected kind %v", va.Type().Field(i).Name, va.Field(i).Kind())
-		}
-	}
-	before := a
-	a.Add(b)
-	vbefore := reflect.ValueOf(before)
-	for i := 0; i < va.NumField(); i++ {
-		name := va.Type().Field(i).Name
-		got, x, y := va.Field(i), vbefore.Field(i), vb.Field(i)
-		switch name {
-		case "MaxQueueBytes", "ReorderMaxPackets":
-			if got.Int() != max(x.Int(), y.Int()) {
-				t.Errorf("%s = %d, want max(%d, %d)", name, got.Int(), x.Int(), y.Int())
-			}
-		case "UtilizationPct":
-			if got.Float() != x.Float() {
-				t.Errorf("%s = %v, want it unchanged (%v)", name, got.Float(), x.Float())
-			}
-		default:
-			if got.Kind() == reflect.Int64 && got.Int() != x.Int()+y.Int() {
-				t.Errorf("%s = %d, want %d + %d", name, got.Int(), x.Int(), y.Int())
-			}
-			if got.Kind() == reflect.Float64 && got.Float() != x.Float()+y.Float() {
-				t.Errorf("%s = %v, want %v + %v", name, got.Float(), x.Float(), y.Float())
-			}
-		}
-	}
-	// The larger max wins whichever side holds it.
-	c := Counters{MaxQueueBytes: 5}
-	c.Add(Counters{MaxQueueBytes: 3})
-	if c.MaxQueueBytes != 5 {
-		t.Errorf("max queue %d, want 5", c.MaxQueueBytes)
 	}
 }
 
@@ -223,5 +176,73 @@ func TestSlowdownBuckets(t *testing.T) {
 	}
 	if SlowdownBuckets(nil, nil, EqualCount, 10) != nil {
 		t.Error("buckets of nothing")
+	}
+}
+
+// jsonKeys is the top-level keys of v's JSON, in order.
+func jsonKeys(t *testing.T, v any) []string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	if _, err := d.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for d.More() {
+		k, err := d.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// A row is composed of parts, but its JSON is one flat object whose key
+// order is the output contract's: the parts' order and their fields' order
+// must not change. A job's entry shares the row's parts without the
+// per-iteration and per-rank lists.
+func TestResultJSONKeyOrder(t *testing.T) {
+	p := Percentiles{Count: 1}
+	r := SizeResult{
+		Completion: Completion{SizeBytes: 1, Ranks: 2, Algorithm: "ring",
+			Timing:           Timing{CCTS: 1, AlgBWGBps: 1, BusBWGBps: 1, IdealS: 1, IdealPct: 1},
+			CollectiveIdealS: 1, CollectiveIdealPct: 1},
+		FabricTotals: FabricTotals{RoutedIdealS: 1, RoutedIdealPct: 1, PFCPauses: 1, ECNMarks: 1, Drops: 1, Retransmits: 1, CNPs: 1, Timeouts: 1},
+		Outcome:      Outcome{Complete: true, Error: "e", Iterations: 2, IterationsS: []float64{1, 2}, IterCCT: p},
+		FlowStats: FlowStats{Flows: 1, FCT: p, Slowdown: p, RankDoneS: []float64{1}, RankBWGBps: [][]float64{{1}},
+			FCTCurveS: []float64{1}, SlowdownBySize: []SizeBucket{{}}, Load: &MessageLoad{}},
+		Explain:        &Explanation{},
+		FabricCounters: FabricCounters{Totals: Counters{TxPackets: 1}, Ports: []PortCounters{{}}},
+		Records:        []FlowRecord{{}},
+		Events:         1, WallS: 1, SimEndS: 1,
+		Conservation: Conservation{OK: true},
+	}
+	r.Jobs = []JobResult{Job("main", "alltoall", 0.5, r)}
+	r.Jobs[0].SetAlone(1, true)
+	want := strings.Fields(`size_bytes ranks algorithm cct_s algbw_gbps busbw_gbps ideal_s ideal_pct
+		collective_ideal_s collective_ideal_pct routed_ideal_s routed_ideal_pct pfc_pauses ecn_marks drops
+		retransmits cnps timeouts complete error iterations iterations_s iteration_cct_s flows fct_s slowdown
+		rank_done_s rank_bw_gbps fct_curve_s slowdown_by_size load explain jobs counters ports flows_records
+		sim_events wall_s sim_end_s conservation`)
+	if got := jsonKeys(t, r); !reflect.DeepEqual(got, want) {
+		t.Errorf("row keys\n got %v\nwant %v", got, want)
+	}
+	want = strings.Fields(`name kind algorithm ranks size_bytes start_s cct_s algbw_gbps busbw_gbps ideal_s
+		ideal_pct alone_cct_s interference complete error iterations iteration_cct_s flows fct_s slowdown
+		slowdown_by_size load`)
+	if got := jsonKeys(t, r.Jobs[0]); !reflect.DeepEqual(got, want) {
+		t.Errorf("job keys\n got %v\nwant %v", got, want)
+	}
+	// The job's entry is a copy: leaving out its lists leaves the row's.
+	if len(r.RankDoneS) != 1 || len(r.IterationsS) != 2 {
+		t.Error("Job changed the row")
 	}
 }

@@ -40,13 +40,13 @@ func TestMetricDelta(t *testing.T) {
 func TestWriteCompare(t *testing.T) {
 	cols := []Column{
 		{Name: "1:pfc", Results: []metrics.SizeResult{
-			{SizeBytes: 16 << 20, BusBWGBps: 40, CCTS: 200e-6, PFCPauses: 100, Complete: true},
-			{SizeBytes: 8 << 20, BusBWGBps: 30, CCTS: 100e-6, PFCPauses: 10, Complete: true},
+			{Completion: metrics.Completion{SizeBytes: 16 << 20, Timing: metrics.Timing{BusBWGBps: 40, CCTS: 200e-6}}, FabricTotals: metrics.FabricTotals{PFCPauses: 100}, Outcome: metrics.Outcome{Complete: true}},
+			{Completion: metrics.Completion{SizeBytes: 8 << 20, Timing: metrics.Timing{BusBWGBps: 30, CCTS: 100e-6}}, FabricTotals: metrics.FabricTotals{PFCPauses: 10}, Outcome: metrics.Outcome{Complete: true}},
 		}},
 		{Name: "2:dcqcn", Results: []metrics.SizeResult{
-			{SizeBytes: 8 << 20, BusBWGBps: 33, CCTS: 90e-6, PFCPauses: 4, Complete: true},
-			{SizeBytes: 16 << 20, BusBWGBps: 42, CCTS: 190e-6, PFCPauses: 88, Complete: false},
-			{SizeBytes: 32 << 20, Error: "boom"},
+			{Completion: metrics.Completion{SizeBytes: 8 << 20, Timing: metrics.Timing{BusBWGBps: 33, CCTS: 90e-6}}, FabricTotals: metrics.FabricTotals{PFCPauses: 4}, Outcome: metrics.Outcome{Complete: true}},
+			{Completion: metrics.Completion{SizeBytes: 16 << 20, Timing: metrics.Timing{BusBWGBps: 42, CCTS: 190e-6}}, FabricTotals: metrics.FabricTotals{PFCPauses: 88}, Outcome: metrics.Outcome{Complete: false}},
+			{Completion: metrics.Completion{SizeBytes: 32 << 20}, Outcome: metrics.Outcome{Error: "boom"}},
 		}},
 	}
 	var b bytes.Buffer

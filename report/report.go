@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"fabriclab/internal/safetext"
 	"fabriclab/metrics"
 	"fabriclab/scenario"
 	"fabriclab/units"
@@ -165,50 +164,42 @@ func WriteJSON(w io.Writer, o Output) error {
 	return err
 }
 
-// CSVHeader is the first row WriteCSV writes.
-var CSVHeader = []string{
-	"variant", "size_bytes", "ranks", "cct_s", "algbw_gbps", "busbw_gbps",
-	"ideal_s", "ideal_pct", "pfc_pauses", "ecn_marks", "drops", "retransmits",
-	"cnps", "timeouts", "complete", "routed_ideal_s", "routed_ideal_pct",
-	"sweep", "job", "alone_cct_s", "interference",
-}
-
-// WriteCSV writes one row per variant × size, in variant order and by size.
-// The sweep column is the variant's sweep point as key=value;key=value
-// (empty without a sweep). Text cells that a spreadsheet would take for a
-// formula are neutralized (safetext.CSVCell).
+// WriteCSV writes one row per variant × size, in variant order and by size,
+// with the CSV columns of ResultColumns. The sweep column is the variant's sweep
+// point as key=value;key=value (empty without a sweep). Text cells that a
+// spreadsheet would take for a formula are neutralized (safetext.CSVCell).
+// A result with several jobs is followed by a row per other job.
 func WriteCSV(w io.Writer, o Output) error {
 	o = Sorted(o)
 	cw := csv.NewWriter(w)
-	text := safetext.CSVCell
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	i := func(x int64) string { return strconv.FormatInt(x, 10) }
-	for _, v := range o.Variants {
-		for _, r := range v.Results {
-			row := []string{
-				text(v.Name), i(r.SizeBytes), strconv.Itoa(r.Ranks), f(r.CCTS), f(r.AlgBWGBps), f(r.BusBWGBps),
-				f(r.IdealS), f(r.IdealPct), i(r.PFCPauses), i(r.ECNMarks), i(r.Drops), i(r.Retransmits),
-				i(r.CNPs), i(r.Timeouts), strconv.FormatBool(r.Complete),
-				f(r.RoutedIdealS), f(r.RoutedIdealPct),
-				text(v.Sweep.String()), "", "", "",
-			}
-			if len(r.Jobs) > 0 {
-				j := r.Jobs[0]
-				row[len(row)-3], row[len(row)-2], row[len(row)-1] = text(j.Name), f(j.AloneCCTS), f(j.Interference)
+	row := make([]string, 0, len(CSVHeader))
+	for vi := range o.Variants {
+		v := &o.Variants[vi]
+		for ri := range v.Results {
+			r := &v.Results[ri]
+			row = row[:0]
+			for _, c := range ResultColumns {
+				if c.CSV {
+					row = append(row, csvCell(c.Row(v, r)))
+				}
 			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
-			// The other jobs of a row: their own figures; the fabric-wide
-			// counters and routed ideal stay on the main row.
-			for _, j := range r.Jobs[min(1, len(r.Jobs)):] {
-				row := []string{
-					text(v.Name), i(r.SizeBytes), strconv.Itoa(j.Ranks), f(j.CCTS), f(j.AlgBWGBps), f(j.BusBWGBps),
-					f(j.IdealS), f(j.IdealPct), "", "", "", "", "", "", strconv.FormatBool(j.Complete), "", "",
-					text(v.Sweep.String()), text(j.Name), f(j.AloneCCTS), f(j.Interference),
+			for ji := 1; ji < len(r.Jobs); ji++ {
+				j := &r.Jobs[ji]
+				row = row[:0]
+				for _, c := range ResultColumns {
+					switch {
+					case !c.CSV:
+					case c.Job == nil:
+						row = append(row, "")
+					default:
+						row = append(row, csvCell(c.Job(v, r, j)))
+					}
 				}
 				if err := cw.Write(row); err != nil {
 					return err

@@ -22,13 +22,13 @@ func sample() Output {
 		Variants: []VariantResult{
 			{Name: "pfc-only", Collective: "alltoall", Results: []metrics.SizeResult{
 				// deliberately out of size order
-				{SizeBytes: 16 << 20, Ranks: 32, CCTS: 0.000466, AlgBWGBps: 36.0, BusBWGBps: 34.87, IdealS: 0.000452, IdealPct: 97.0, PFCPauses: 12, ECNMarks: 3456, Complete: true},
-				{SizeBytes: 8 << 20, Ranks: 32, CCTS: 0.000233, AlgBWGBps: 36.0, BusBWGBps: 34.87, IdealS: 0.000226, IdealPct: 97.0, PFCPauses: 12, ECNMarks: 345, Complete: true},
+				{Completion: metrics.Completion{SizeBytes: 16 << 20, Ranks: 32, Timing: metrics.Timing{CCTS: 0.000466, AlgBWGBps: 36.0, BusBWGBps: 34.87, IdealS: 0.000452, IdealPct: 97.0}}, FabricTotals: metrics.FabricTotals{PFCPauses: 12, ECNMarks: 3456}, Outcome: metrics.Outcome{Complete: true}},
+				{Completion: metrics.Completion{SizeBytes: 8 << 20, Ranks: 32, Timing: metrics.Timing{CCTS: 0.000233, AlgBWGBps: 36.0, BusBWGBps: 34.87, IdealS: 0.000226, IdealPct: 97.0}}, FabricTotals: metrics.FabricTotals{PFCPauses: 12, ECNMarks: 345}, Outcome: metrics.Outcome{Complete: true}},
 			}},
 			{Name: "default", Collective: "alltoall", Results: []metrics.SizeResult{
-				{SizeBytes: 64 << 30, Ranks: 32, CCTS: 1.5, AlgBWGBps: 45.81, BusBWGBps: 44.38, IdealS: 1.4, IdealPct: 93.3, PFCPauses: 1234567, ECNMarks: 3456789, Retransmits: 4, Complete: false},
-				{SizeBytes: 1000, Ranks: 32, Error: "build failed:\nno route"},
-				{SizeBytes: 4096, Ranks: 32, CCTS: 0.0000123, AlgBWGBps: 0.33, BusBWGBps: 0.32, IdealS: 0.00001, IdealPct: 81.3, RoutedIdealS: 0.000011, RoutedIdealPct: 89.4, Complete: true},
+				{Completion: metrics.Completion{SizeBytes: 64 << 30, Ranks: 32, Timing: metrics.Timing{CCTS: 1.5, AlgBWGBps: 45.81, BusBWGBps: 44.38, IdealS: 1.4, IdealPct: 93.3}}, FabricTotals: metrics.FabricTotals{PFCPauses: 1234567, ECNMarks: 3456789, Retransmits: 4}, Outcome: metrics.Outcome{Complete: false}},
+				{Completion: metrics.Completion{SizeBytes: 1000, Ranks: 32}, Outcome: metrics.Outcome{Error: "build failed:\nno route"}},
+				{Completion: metrics.Completion{SizeBytes: 4096, Ranks: 32, Timing: metrics.Timing{CCTS: 0.0000123, AlgBWGBps: 0.33, BusBWGBps: 0.32, IdealS: 0.00001, IdealPct: 81.3}}, FabricTotals: metrics.FabricTotals{RoutedIdealS: 0.000011, RoutedIdealPct: 89.4}, Outcome: metrics.Outcome{Complete: true}},
 			}},
 		},
 	}
@@ -70,7 +70,7 @@ func TestWriteTableEmpty(t *testing.T) {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
 	b.Reset()
-	WriteTable(&b, VariantResult{Name: "y", Collective: "allreduce", Results: []metrics.SizeResult{{SizeBytes: 1 << 20, Ranks: 4}}})
+	WriteTable(&b, VariantResult{Name: "y", Collective: "allreduce", Results: []metrics.SizeResult{{Completion: metrics.Completion{SizeBytes: 1 << 20, Ranks: 4}}}})
 	if !strings.Contains(b.String(), " *\n") || !strings.Contains(b.String(), "n/a (no complete size)") {
 		t.Errorf("all-incomplete table:\n%s", b.String())
 	}
@@ -180,16 +180,16 @@ func sweepSample() Output {
 		results     []metrics.SizeResult
 	}{
 		{"pfc", "1", []metrics.SizeResult{
-			{SizeBytes: 64 << 20, Ranks: 32, CCTS: 0.0016394, BusBWGBps: 39.67, IdealPct: 79.3, PFCPauses: 243, ECNMarks: 0, Complete: true},
-			{SizeBytes: 16 << 20, Ranks: 32, CCTS: 0.0003962, BusBWGBps: 41.04, IdealPct: 82.1, Complete: true},
+			{Completion: metrics.Completion{SizeBytes: 64 << 20, Ranks: 32, Timing: metrics.Timing{CCTS: 0.0016394, BusBWGBps: 39.67, IdealPct: 79.3}}, FabricTotals: metrics.FabricTotals{PFCPauses: 243, ECNMarks: 0}, Outcome: metrics.Outcome{Complete: true}},
+			{Completion: metrics.Completion{SizeBytes: 16 << 20, Ranks: 32, Timing: metrics.Timing{CCTS: 0.0003962, BusBWGBps: 41.04, IdealPct: 82.1}}, Outcome: metrics.Outcome{Complete: true}},
 		}},
 		{"pfc", "16", []metrics.SizeResult{
-			{SizeBytes: 16 << 20, Ranks: 32, CCTS: 0.0003410, BusBWGBps: 47.69, IdealPct: 95.4, PFCPauses: 3, Complete: true},
-			{SizeBytes: 64 << 20, Ranks: 32, Error: "out of memory"},
+			{Completion: metrics.Completion{SizeBytes: 16 << 20, Ranks: 32, Timing: metrics.Timing{CCTS: 0.0003410, BusBWGBps: 47.69, IdealPct: 95.4}}, FabricTotals: metrics.FabricTotals{PFCPauses: 3}, Outcome: metrics.Outcome{Complete: true}},
+			{Completion: metrics.Completion{SizeBytes: 64 << 20, Ranks: 32}, Outcome: metrics.Outcome{Error: "out of memory"}},
 		}},
 		{"dcqcn-default", "1", []metrics.SizeResult{
-			{SizeBytes: 16 << 20, Ranks: 32, CCTS: 0.00068, BusBWGBps: 23.9, IdealPct: 47.8, PFCPauses: 22, ECNMarks: 1234, Complete: true},
-			{SizeBytes: 64 << 20, Ranks: 32, CCTS: 0.0025, BusBWGBps: 0, IdealPct: 0, PFCPauses: 2686, ECNMarks: 56789, Drops: 1, Complete: false},
+			{Completion: metrics.Completion{SizeBytes: 16 << 20, Ranks: 32, Timing: metrics.Timing{CCTS: 0.00068, BusBWGBps: 23.9, IdealPct: 47.8}}, FabricTotals: metrics.FabricTotals{PFCPauses: 22, ECNMarks: 1234}, Outcome: metrics.Outcome{Complete: true}},
+			{Completion: metrics.Completion{SizeBytes: 64 << 20, Ranks: 32, Timing: metrics.Timing{CCTS: 0.0025, BusBWGBps: 0, IdealPct: 0}}, FabricTotals: metrics.FabricTotals{PFCPauses: 2686, ECNMarks: 56789, Drops: 1}, Outcome: metrics.Outcome{Complete: false}},
 		}},
 		{"dcqcn-default", "16", nil},
 	} {
@@ -227,7 +227,7 @@ func TestSweepSummaryGolden(t *testing.T) {
 	// end the same way are written in full.
 	o := Output{Variants: []VariantResult{
 		{Name: "a", Sweep: Point{{"topology.host_link.rate", "100Gbps"}, {"topology.fabric_link.rate", "400Gbps"}},
-			Results: []metrics.SizeResult{{SizeBytes: 1000, CCTS: 0.0000123, BusBWGBps: 0.08, IdealPct: 99.5, Complete: true}}},
+			Results: []metrics.SizeResult{{Completion: metrics.Completion{SizeBytes: 1000, Timing: metrics.Timing{CCTS: 0.0000123, BusBWGBps: 0.08, IdealPct: 99.5}}, Outcome: metrics.Outcome{Complete: true}}}},
 	}}
 	b.Reset()
 	if err := WriteTables(&b, o); err != nil {
@@ -306,11 +306,12 @@ func TestSweepJSONAndCSV(t *testing.T) {
 
 func TestWriteJobsTableGolden(t *testing.T) {
 	v := VariantResult{Name: "v", Collective: "alltoall", Results: []metrics.SizeResult{{
-		SizeBytes: 1 << 20, Ranks: 8, CCTS: 91.37e-6, Complete: true,
+		Completion: metrics.Completion{SizeBytes: 1 << 20, Ranks: 8, Timing: metrics.Timing{CCTS: 91.37e-6}},
+		Outcome:    metrics.Outcome{Complete: true},
 		Jobs: []metrics.JobResult{
-			{Name: "main", Kind: "alltoall", SizeBytes: 1 << 20, CCTS: 91.37e-6, AloneCCTS: 47.89e-6, Interference: 1.908, BusBWGBps: 10.04, Complete: true},
-			{Name: "background", Kind: "uniform", SizeBytes: 64 << 10, CCTS: 191.25e-6, AloneCCTS: 135.44e-6, Interference: 1.412, Complete: true},
-			{Name: "late", Kind: "allreduce", SizeBytes: 4 << 20, CCTS: 1e-3, Complete: false},
+			{Name: "main", Kind: "alltoall", SizeBytes: 1 << 20, AloneCCTS: 47.89e-6, Interference: 1.908, Timing: metrics.Timing{CCTS: 91.37e-6, BusBWGBps: 10.04}, Outcome: metrics.Outcome{Complete: true}},
+			{Name: "background", Kind: "uniform", SizeBytes: 64 << 10, AloneCCTS: 135.44e-6, Interference: 1.412, Timing: metrics.Timing{CCTS: 191.25e-6}, Outcome: metrics.Outcome{Complete: true}},
+			{Name: "late", Kind: "allreduce", SizeBytes: 4 << 20, Timing: metrics.Timing{CCTS: 1e-3}, Outcome: metrics.Outcome{Complete: false}},
 		},
 	}}}
 	var b strings.Builder
@@ -338,10 +339,12 @@ func TestWriteJobsTableGolden(t *testing.T) {
 // other job with its own figures.
 func TestWriteCSVJobs(t *testing.T) {
 	o := Output{Variants: []VariantResult{{Name: "v", Collective: "alltoall", Results: []metrics.SizeResult{{
-		SizeBytes: 1 << 20, Ranks: 8, CCTS: 91.37e-6, Complete: true, PFCPauses: 4,
+		Completion:   metrics.Completion{SizeBytes: 1 << 20, Ranks: 8, Timing: metrics.Timing{CCTS: 91.37e-6}},
+		FabricTotals: metrics.FabricTotals{PFCPauses: 4},
+		Outcome:      metrics.Outcome{Complete: true},
 		Jobs: []metrics.JobResult{
-			{Name: "main", Ranks: 8, CCTS: 91.37e-6, AloneCCTS: 47.89e-6, Interference: 1.908, Complete: true},
-			{Name: "background", Ranks: 4, CCTS: 191.25e-6, AlgBWGBps: 2.5, AloneCCTS: 135.44e-6, Interference: 1.412, Complete: true},
+			{Name: "main", Ranks: 8, AloneCCTS: 47.89e-6, Interference: 1.908, Timing: metrics.Timing{CCTS: 91.37e-6}, Outcome: metrics.Outcome{Complete: true}},
+			{Name: "background", Ranks: 4, AloneCCTS: 135.44e-6, Interference: 1.412, Timing: metrics.Timing{CCTS: 191.25e-6, AlgBWGBps: 2.5}, Outcome: metrics.Outcome{Complete: true}},
 		},
 	}}}}}
 	var b strings.Builder
@@ -361,8 +364,9 @@ v,1048576,4,0.00019125,2.5,0,0,0,,,,,,,true,,,,background,0.00013544,1.412
 // p99 slowdown of the shortest and largest buckets.
 func TestMessageSweepSummary(t *testing.T) {
 	res := func(load float64, carried bool, short, long float64) metrics.SizeResult {
-		return metrics.SizeResult{SizeBytes: 2515863, Complete: true, Load: &metrics.MessageLoad{Messages: 1000, OfferedLoad: load, Carried: carried},
-			SlowdownBySize: []metrics.SizeBucket{{Slowdown: metrics.Percentiles{P99: short}}, {Slowdown: metrics.Percentiles{P99: long}}}}
+		return metrics.SizeResult{Completion: metrics.Completion{SizeBytes: 2515863}, Outcome: metrics.Outcome{Complete: true},
+			FlowStats: metrics.FlowStats{Load: &metrics.MessageLoad{Messages: 1000, OfferedLoad: load, Carried: carried},
+				SlowdownBySize: []metrics.SizeBucket{{Slowdown: metrics.Percentiles{P99: short}}, {Slowdown: metrics.Percentiles{P99: long}}}}}
 	}
 	o := Output{Variants: []VariantResult{
 		{Name: "load=0.5", Sweep: Point{{Key: "workload.load", Value: "0.5"}}, Results: []metrics.SizeResult{res(0.49, true, 1.2, 3)}},

@@ -14,10 +14,10 @@ func hostileOutput() Output {
 		Name: "=HYPERLINK(\"http://x\",\"y\")", Collective: "alltoall\x1b]0;t\a",
 		Sweep: Point{{Key: "workload.qps", Value: "@SUM(1)"}},
 		Results: []metrics.SizeResult{
-			{SizeBytes: 1 << 20, Ranks: 4, CCTS: 1e-3, Complete: true, Jobs: []metrics.JobResult{
+			{Completion: metrics.Completion{SizeBytes: 1 << 20, Ranks: 4, Timing: metrics.Timing{CCTS: 1e-3}}, Outcome: metrics.Outcome{Complete: true}, Jobs: []metrics.JobResult{
 				{Name: "+cmd|' /C calc'!A0", Kind: "alltoall"}, {Name: "-2+3\r\n# variant: forged", Kind: "incast"},
 			}},
-			{SizeBytes: 2 << 20, Error: "boom\x1b[2J"},
+			{Completion: metrics.Completion{SizeBytes: 2 << 20}, Outcome: metrics.Outcome{Error: "boom\x1b[2J"}},
 		},
 	}}}
 }

@@ -161,3 +161,30 @@ func JobHosts(w Workload, t Topology, seed uint64) ([]int, error) {
 	}
 	return nil, nil
 }
+
+// maxRunJobs bounds the jobs of one run (variants × sweep points × sizes):
+// 1,024 sweep points of 64 sizes each. Beyond it a file of a few KB would
+// ask for millions of jobs (and their memory) before validating them.
+const maxRunJobs = 1 << 16
+
+// checkJobCount refuses a file that expands into more than maxRunJobs jobs,
+// counted from the sizes each variant lists, before anything per job is
+// built or validated.
+func (f *File) checkJobCount() error {
+	total := 0
+	for _, rv := range f.variants {
+		n := 1 // flows and messages: one row
+		if k := rv.spec.Workload.Kind; k != "flows" && k != "messages" {
+			n = len(SweepSizes(rv.spec.Workload.Sizes))
+		}
+		total += n
+		if total > maxRunJobs {
+			at := f.baseLocs["workload.sizes"]
+			if l, ok := f.baseLocs["sweep"]; ok {
+				at = l
+			}
+			return at.err(f.Path, "", "workload.sizes", fmt.Sprintf("the variants and sweep points × their sizes make more than %d jobs; run fewer sizes or points at a time", maxRunJobs))
+		}
+	}
+	return nil
+}

@@ -367,3 +367,49 @@ func TestListLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandLineValuesAreBounded: --set and --sweep values meet the same
+// bounds as the file before the YAML parser sees them (the review found
+// `--set description=[[[…` out of memory).
+func TestCommandLineValuesAreBounded(t *testing.T) {
+	deep := strings.Repeat("[", 100000)
+	for _, o := range []Options{
+		{Sets: []string{"description=" + deep}},
+		{Sweeps: []string{"workload.iterations=" + deep}},
+		{Sets: []string{"description=" + strings.Repeat("{a: ", 25000)}},
+		{Sets: []string{"description=" + strings.Repeat("x", DefaultMaxBytes+1)}},
+	} {
+		err, alloc := measure(t, func() error {
+			_, err := ParseOptions("t.yaml", []byte(minimal), o)
+			return err
+		})
+		if err == nil || strings.ContainsAny(err.Error(), "\n") {
+			t.Errorf("%.40v: error %v, want one line", o, err)
+		}
+		if alloc > budget {
+			t.Errorf("%.40v: allocated %.0f MB, more than %d MB", o, float64(alloc)/(1<<20), budget>>20)
+		}
+	}
+}
+
+// TestJobCountIsBounded: 1,024 variants × 4,096 sizes in a 49 KB file is
+// refused before the jobs are built (the review's 4 M jobs, 1.8 GB).
+func TestJobCountIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("topology: {hosts: 8, hosts_per_leaf: 4, spines: 2}\nworkload: {kind: alltoall, sizes: {list: [")
+	for i := range 4096 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d", 1024+i)
+	}
+	b.WriteString("]}}\nvariants:\n")
+	for i := range 1024 {
+		fmt.Fprintf(&b, "  - {name: v%d}\n", i)
+	}
+	err, alloc := measure(t, func() error {
+		_, err := Parse("t.yaml", []byte(b.String()))
+		return err
+	})
+	checkLimit(t, "t.yaml", err, alloc, "more than 65536 jobs")
+}

@@ -195,6 +195,9 @@ func parse(name string, data []byte, o Options) (*File, error) {
 		return nil, err
 	}
 	f.finalize()
+	if err := f.checkJobCount(); err != nil {
+		return nil, err
+	}
 	if err := f.Validate(); err != nil {
 		return nil, blameSets(err, sets, valid)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
@@ -216,9 +217,21 @@ func validKeyPart(p string) bool {
 	return true
 }
 
-// parseValue parses one YAML value; empty text is null.
+// parseValue parses one YAML value; empty text is null. A value from the
+// command line is bounded as a scenario file is (size, then the pre-scan
+// and the lexer's tokens) before the parser sees it.
 func parseValue(value string) (ast.Node, error) {
-	file, err := parser.ParseBytes([]byte(value), 0)
+	if int64(len(value)) > DefaultMaxBytes {
+		return nil, fmt.Errorf("the value is %s, larger than the %s a scenario file may be", byteCount(int64(len(value))), byteCount(DefaultMaxBytes))
+	}
+	if err := prescan("", []byte(value), defaultTextLimits); err != nil {
+		return nil, errors.New(err.Msg)
+	}
+	tokens := lexer.Tokenize(value)
+	if err := checkTokens("", tokens, defaultTextLimits); err != nil {
+		return nil, errors.New(err.Msg)
+	}
+	file, err := parser.Parse(tokens, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -225,7 +225,7 @@ func TestDecompressIsBounded(t *testing.T) {
 		t.Errorf("decompressing a bomb allocated %d bytes, limit 1 MiB", got)
 	}
 	// Within the limit it reads back.
-	r := metrics.SizeResult{SizeBytes: 5, Error: strings.Repeat("x", 1000)}
+	r := metrics.SizeResult{Completion: metrics.Completion{SizeBytes: 5}, Outcome: metrics.Outcome{Error: strings.Repeat("x", 1000)}}
 	blob, err := compress(r)
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +235,7 @@ func TestDecompressIsBounded(t *testing.T) {
 	}
 	// A result larger than the limit is refused when saving, so that what
 	// is saved can be read back.
-	if _, err := compress(metrics.SizeResult{Error: strings.Repeat("x", 2<<20)}); err == nil {
+	if _, err := compress(metrics.SizeResult{Outcome: metrics.Outcome{Error: strings.Repeat("x", 2<<20)}}); err == nil {
 		t.Error("a result over the limit was compressed")
 	} else {
 		oneLineErr(t, "compress", err)

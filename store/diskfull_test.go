@@ -59,7 +59,7 @@ func testDiskFull(t *testing.T, fillRest bool) {
 		if fillRest && i == 3 {
 			fill(t, dir)
 		}
-		r := metrics.SizeResult{SizeBytes: int64(i + 1), Ranks: 8, Complete: true, Records: simFlows(20000, uint64(i), false)}
+		r := metrics.SizeResult{Completion: metrics.Completion{SizeBytes: int64(i + 1), Ranks: 8}, Outcome: metrics.Outcome{Complete: true}, Records: simFlows(20000, uint64(i), false)}
 		if addErr = s.AddResult(id, 0, i, r); addErr != nil {
 			break
 		}
@@ -165,7 +165,7 @@ func TestExpectedSaved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddResult(id, 0, 0, metrics.SizeResult{SizeBytes: 1}); err != nil {
+		if err := s.AddResult(id, 0, 0, metrics.SizeResult{Completion: metrics.Completion{SizeBytes: 1}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.FinishRun(id, StatusIncomplete, "2026-01-01T00:00:00Z"); err != nil {

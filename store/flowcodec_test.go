@@ -134,7 +134,7 @@ func TestMillionFlowRecords(t *testing.T) {
 	recs := simFlows(n, 9, false)
 	backends(t, func(t *testing.T, dsn string) {
 		s := openT(t, dsn)
-		r := metrics.SizeResult{SizeBytes: 1 << 30, Ranks: 1025, Complete: true, Records: recs}
+		r := metrics.SizeResult{Completion: metrics.Completion{SizeBytes: 1 << 30, Ranks: 1025}, Outcome: metrics.Outcome{Complete: true}, Records: recs}
 		o := report.Output{Scenario: "million", Variants: []report.VariantResult{{Name: "v", Results: []metrics.SizeResult{r}}}}
 		t0 := time.Now()
 		id := save(t, s, o, StatusDone)

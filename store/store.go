@@ -81,6 +81,13 @@ var (
 	// maxResultRecords bounds a result's flow records (96 bytes each in
 	// memory): 2^24, a 4,096-rank all-to-all.
 	maxResultRecords = 1 << 24
+	// maxRunMemory bounds what reading one run may hold: the results'
+	// decoded JSON (counted as its bytes plus 8 per array element, what
+	// numbers cost once decoded) and their flow records (96 bytes each).
+	// A run the simulator wrote is far below it unless it recorded
+	// millions of flows at many sizes; a damaged one stops here instead
+	// of eating the machine (a 250 MiB array of zeros decodes to 2 GB).
+	maxRunMemory int64 = 2 << 30
 )
 
 // maxIndex bounds the integer columns that are indexes or counts (INTEGER
@@ -446,9 +453,31 @@ func openPostgres(dsn string, readOnly bool) (*Store, error) {
 	if err != nil {
 		return nil, errors.New("store: cannot parse the PostgreSQL URL (postgres://user:password@host:port/database)")
 	}
-	name = u.Redacted() // never print a password
+	// Never print a password: the one in the user info, nor one given as a
+	// password= parameter, nor either inside the driver's own errors.
+	var secrets []string
+	if p, ok := u.User.Password(); ok && p != "" {
+		secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
+	}
+	shown := *u
+	if q := shown.Query(); q.Has("password") {
+		for _, p := range q["password"] {
+			if p != "" {
+				secrets = append(secrets, p, url.QueryEscape(p))
+			}
+		}
+		q.Set("password", "xxxxx")
+		shown.RawQuery = q.Encode()
+	}
+	name = shown.Redacted()
+	hide := func(msg string) string {
+		for _, p := range secrets {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
+		return msg
+	}
 	fail := func(err error) error {
-		return fmt.Errorf("store: cannot open database %s: %s", name, oneLine(err.Error()))
+		return fmt.Errorf("store: cannot open database %s: %s", name, hide(oneLine(err.Error())))
 	}
 	if u.Query().Get("connect_timeout") == "" {
 		q := u.Query()
@@ -652,6 +681,30 @@ func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error)
 	return id, nil
 }
 
+// resultColumns are the results table's value columns: report.ResultColumns
+// with a SQL type, in that order (migration 1 created them; a new one needs
+// a new migration).
+var resultColumns = func() []report.ResultColumn {
+	var cs []report.ResultColumn
+	for _, c := range report.ResultColumns {
+		if c.SQL != "" {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}()
+
+// insertResult inserts a result row: its keys, resultColumns, and the
+// compressed JSON.
+var insertResult = func() string {
+	names := []string{"run_id", "variant_idx", "size_idx"}
+	for _, c := range resultColumns {
+		names = append(names, c.Name)
+	}
+	names = append(names, "data")
+	return `INSERT INTO results (` + strings.Join(names, ", ") + `) VALUES (?` + strings.Repeat(", ?", len(names)-1) + `)`
+}()
+
 // AddResult stores one result of a run, variant variantIdx (the index in
 // BeginRun's variants), size sizeIdx (results are read back in size index
 // order), with its flow records in compressed chunks. It commits on its own
@@ -678,14 +731,13 @@ func (s *Store) AddResult(runID int64, variantIdx, sizeIdx int, r metrics.SizeRe
 		return fail(err)
 	}
 	defer tx.Rollback()
-	_, err = tx.Exec(s.d.rebind(`INSERT INTO results (run_id, variant_idx, size_idx, size_bytes, ranks, cct_s,
-		algbw_gbps, busbw_gbps, ideal_s, ideal_pct, pfc_pauses, ecn_marks, drops, retransmits, cnps, timeouts,
-		complete, routed_ideal_s, routed_ideal_pct, error, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		runID, variantIdx, sizeIdx, r.SizeBytes, r.Ranks, r.CCTS, r.AlgBWGBps, r.BusBWGBps, r.IdealS, r.IdealPct,
-		r.PFCPauses, r.ECNMarks, r.Drops, r.Retransmits, r.CNPs, r.Timeouts, r.Complete,
-		r.RoutedIdealS, r.RoutedIdealPct, r.Error, blob)
-	if err != nil {
+	args := make([]any, 0, 4+len(resultColumns))
+	args = append(args, runID, variantIdx, sizeIdx)
+	for _, c := range resultColumns {
+		args = append(args, c.Row(nil, &r))
+	}
+	args = append(args, blob)
+	if _, err := tx.Exec(s.d.rebind(insertResult), args...); err != nil {
 		return fail(err)
 	}
 	ins := s.d.rebind(`INSERT INTO flow_records (run_id, variant_idx, size_idx, chunk, records, data) VALUES (?, ?, ?, ?, ?, ?)`)
@@ -907,6 +959,7 @@ func (s *Store) readResults(id int64, out *report.Output) ([][2]int64, error) {
 	}
 	defer rows.Close()
 	var keys [][2]int64
+	budget := maxRunMemory
 	for rows.Next() {
 		vals, err := scanRaw(rows, 3)
 		if err != nil {
@@ -921,7 +974,7 @@ func (s *Store) readResults(id int64, out *report.Output) ([][2]int64, error) {
 		if c.bad != "" {
 			return nil, s.damaged("run %d: a result: %s", id, c.bad)
 		}
-		r, err := decompress(blob)
+		r, err := decompressWithin(blob, &budget)
 		if err != nil {
 			return nil, s.damaged("run %d: result %d/%d: %v", id, k[0], k[1], err)
 		}
@@ -1106,6 +1159,13 @@ func compress(r metrics.SizeResult) ([]byte, error) {
 // decompress reads a result row's data back, reading at most
 // maxResultJSON bytes of JSON. Its errors describe, never quote, the data.
 func decompress(blob []byte) (metrics.SizeResult, error) {
+	budget := maxRunMemory
+	return decompressWithin(blob, &budget)
+}
+
+// decompressWithin is decompress charging what the decoded result will
+// hold to *budget (see maxRunMemory) before decoding it.
+func decompressWithin(blob []byte, budget *int64) (metrics.SizeResult, error) {
 	var r metrics.SizeResult
 	zr, err := gzip.NewReader(bytes.NewReader(blob))
 	if err != nil {
@@ -1117,6 +1177,9 @@ func decompress(blob []byte) (metrics.SizeResult, error) {
 	}
 	if int64(len(data)) > maxResultJSON {
 		return r, fmt.Errorf("its data decompresses to more than %d MiB of JSON, the limit for one result", maxResultJSON>>20)
+	}
+	if *budget -= int64(len(data)) + 8*int64(bytes.Count(data, []byte{','})); *budget < 0 {
+		return r, fmt.Errorf("the run's results decode to more than %d MiB, the most one read holds", maxRunMemory>>20)
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		var syn *json.SyntaxError

@@ -17,8 +17,12 @@ import (
 
 func testOutput() report.Output {
 	res := func(size int64, flows bool) metrics.SizeResult {
-		r := metrics.SizeResult{SizeBytes: size, Ranks: 8, CCTS: float64(size) / 4e10, IdealS: float64(size) / 5e10,
-			PFCPauses: 3, ECNMarks: 7, Complete: true, WallS: 0.25, IterationsS: []float64{1e-3, 2e-3}}
+		r := metrics.SizeResult{
+			Completion:   metrics.Completion{SizeBytes: size, Ranks: 8, Timing: metrics.Timing{CCTS: float64(size) / 4e10, IdealS: float64(size) / 5e10}},
+			FabricTotals: metrics.FabricTotals{PFCPauses: 3, ECNMarks: 7},
+			Outcome:      metrics.Outcome{Complete: true, IterationsS: []float64{1e-3, 2e-3}},
+			WallS:        0.25,
+		}
 		r.Finish(metrics.AllToAll)
 		if flows {
 			r.Records = []metrics.FlowRecord{{ID: 1, Src: 0, Dst: 1, Bytes: size, StartS: 0, EndS: 1e-3, FCTS: 1e-3, Done: true}}

@@ -11,7 +11,7 @@ import (
 
 	"fabriclab/fabric"
 	"fabriclab/flow"
-	"fabriclab/lab"
+	jobplan "fabriclab/plan"
 	"fabriclab/scenario"
 	"fabriclab/units"
 )
@@ -85,6 +85,11 @@ func (a *app) analyze(cmd *cobra.Command, path string, f analyzeFlags) error {
 		}
 		size = s
 	}
+	// The output never replaces the scenario or a file it reads (clobber.go).
+	outputs := [][2]string{{"--json", f.jsonPath}}
+	if err := checkClobber(outputs, []guarded{{path, "the scenario file"}}); err != nil {
+		return err
+	}
 	if f.jsonPath != "" && f.jsonPath != "-" {
 		if err := checkOutput(f.jsonPath); err != nil {
 			return err
@@ -94,15 +99,23 @@ func (a *app) analyze(cmd *cobra.Command, path string, f analyzeFlags) error {
 	if err != nil {
 		return withPath(path, err)
 	}
+	if err := checkClobber(outputs, refGuards(p)); err != nil {
+		return err
+	}
 	job, err := pickJob(cmd, p, f.variant, size)
 	if err != nil {
 		return err
 	}
-	s, err := lab.Build(job)
+	// The plan's 5-tuples on the fabric as it stands at time 0: the paths
+	// the packet engine's switches would route, without building it.
+	if err := checkJobFits(job); err != nil {
+		return withPath(path, err)
+	}
+	jp, tp, err := jobplan.Static(job)
 	if err != nil {
 		return withPath(path, err)
 	}
-	flows, err := flow.RootFlows(s.DAG, s)
+	flows, err := flow.RootFlows(jp.DAG, flow.Routed(tp.Net, jp))
 	if err != nil {
 		return withPath(path, err)
 	}
@@ -111,7 +124,7 @@ func (a *app) analyze(cmd *cobra.Command, path string, f analyzeFlags) error {
 	}
 	nic := job.Spec.NIC
 	eff := float64(nic.MTU) / float64(nic.MTU+nic.Overhead)
-	r := flow.Analyze(s.Topo.Net, flows, flow.Options{Efficiency: eff, Tiers: s.Topo.Tiers})
+	r := flow.Analyze(tp.Net, flows, flow.Options{Efficiency: eff, Tiers: tp.Tiers, EndpointName: tp.EndpointName})
 	fw := job.Spec.Switch.Forwarding
 	if pol := fabric.Policies[fw]; !pol.Static() {
 		fmt.Fprintf(a.stderr, "fabriclab: switch.forwarding=%s is dynamic: paths are shown as static ECMP would hash them\n", fw)

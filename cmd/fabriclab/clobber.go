@@ -34,6 +34,9 @@ func guardDB(flag string) []guarded {
 	if !ok {
 		return nil
 	}
+	// SQLite names its -wal and -shm files after the file it opens, the
+	// end of the link chain: guard those, as well as the link itself.
+	path = resolvePath(path)
 	what := "the results database"
 	if flag != "" {
 		what += " (--db " + flag + ")"
@@ -43,6 +46,15 @@ func guardDB(flag string) []guarded {
 		out = append(out, guarded{path + suffix, what})
 	}
 	return out
+}
+
+// refGuards are the files p's scenario reads.
+func refGuards(p *plan) []guarded {
+	var refs []guarded
+	for _, r := range p.Refs {
+		refs = append(refs, guarded{r, "a file the scenario reads"})
+	}
+	return refs
 }
 
 // checkClobber refuses an output (flag name → path) that is a guarded file
@@ -78,20 +90,31 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
-// resolvePath is path made absolute with every symlink followed; for a
-// file that does not exist yet, its directory's path resolved and its own
-// name appended (so ./out.json and dir/../out.json agree).
+// resolvePath is path made absolute with every symlink followed, dangling
+// ones too (a link to a file not written yet names that file); for a file
+// that does not exist yet, its directory's path resolved and its own name
+// appended (so ./out.json and dir/../out.json agree).
 func resolvePath(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return filepath.Clean(path)
 	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		return r
-	}
-	dir, base := filepath.Split(abs)
-	if r, err := filepath.EvalSymlinks(strings.TrimSuffix(dir, string(filepath.Separator))); err == nil && dir != "" {
-		return filepath.Join(r, base)
+	for range 40 { // as many links as the kernel follows
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r
+		}
+		dir, base := filepath.Split(abs)
+		if r, err := filepath.EvalSymlinks(strings.TrimSuffix(dir, string(filepath.Separator))); err == nil && dir != "" {
+			abs = filepath.Join(r, base)
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return abs // not a link: a file to be created
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		abs = filepath.Clean(target)
 	}
 	return abs
 }

@@ -45,6 +45,9 @@ func TestRunRefusesToOverwriteInputs(t *testing.T) {
 	if err := os.Symlink(db, filepath.Join(dir, "link.db")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(filepath.Join(dir, "later.db"), filepath.Join(dir, "dangling.db")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Link(scen, filepath.Join(dir, "hard.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +81,9 @@ func TestRunRefusesToOverwriteInputs(t *testing.T) {
 		{[]string{"--db", db, "--report", "flows.txt"}, "a file the scenario reads"},
 		{[]string{"--db", db, "--json", "out.json", "--csv", "./out.json"}, "cannot both write to"},
 		{[]string{"--db", scen}, "is the scenario file"},
+		{[]string{"--db", "link.db", "--json", db + "-wal"}, "is the results database"},
+		{[]string{"--db", "link.db", "--json", "r.db"}, "is the results database"},
+		{[]string{"--db", "dangling.db", "--json", "later.db"}, "is the results database"},
 	} {
 		var stdout, stderr strings.Builder
 		a := newApp(&stdout, &stderr)
@@ -107,6 +113,13 @@ func TestRunRefusesToOverwriteInputs(t *testing.T) {
 	defer st.Close()
 	if ms, err := st.Runs(store.Filter{}); err != nil || len(ms) != 1 {
 		t.Errorf("saved runs: %d, %v", len(ms), err)
+	}
+	// analyze guards its inputs too.
+	for _, out := range []string{"p.yaml", "flows.txt", "./hard.yaml"} {
+		var stdout, stderr strings.Builder
+		if code := newApp(&stdout, &stderr).execute(context.Background(), []string{"analyze", "--json", out, "p.yaml"}); code != exitUsage {
+			t.Errorf("analyze --json %s: exit %d, stderr %q", out, code, stderr.String())
+		}
 	}
 	// export and report guard the database the same way.
 	for _, args := range [][]string{

@@ -234,6 +234,14 @@ func checkJobsFit(p *plan) error {
 	return nil
 }
 
+// checkJobFits refuses, as a build of the job would, a job whose estimated
+// memory is above its sim.memory_limit (a job the estimate cannot count
+// is left to the build, which says why in its own words).
+func checkJobFits(j scenario.Job) error {
+	e, _ := lab.EstimateMemory(j)
+	return e.Check(int64(j.Spec.Sim.MemoryLimit))
+}
+
 // scenarioSize is the value of --max-scenario-size: a size with a unit
 // (64MiB), at least 1KiB.
 type scenarioSize int64
@@ -417,11 +425,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	if err != nil {
 		return withPath(path, err)
 	}
-	var refs []guarded
-	for _, r := range p.Refs {
-		refs = append(refs, guarded{r, "a file the scenario reads"})
-	}
-	if err := checkClobber(outputs, refs); err != nil {
+	if err := checkClobber(outputs, refGuards(p)); err != nil {
 		return err
 	}
 	if len(p.Jobs) == 0 {
@@ -437,8 +441,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return err
 	}
 	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: sr.wrap(a.reporter(f.quiet))}
+	processStop.jobPhase() // the first signal stops the jobs (signals.go)
 	results := r.RunAll(ctx, p.Jobs)
-	processStop.outputPhase() // a signal from now on quits at once (signals.go)
+	processStop.outputPhase() // the outputs are written; a second signal quits
 	finished := a.now()
 	interrupted := ctx.Err() != nil
 
@@ -461,13 +466,13 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		errs = append(errs, err)
 	}
 	if f.report != "" {
-		if err := runReport(a.stdout, f.report, f.pngDir, out); err != nil {
+		if err := runReport(a.stdout, f.report, f.pngDir, out, p.Text); err != nil {
 			errs = append(errs, err)
 		}
 	}
 
 	for _, fr := range failures {
-		fmt.Fprintf(a.stderr, "fabriclab: %s: %s\n", JobLabel(fr.Job), oneLine(fr.Err.Error()))
+		fmt.Fprintf(a.stderr, "fabriclab: %s: %s\n", safetext.Terminal(JobLabel(fr.Job)), safetext.Terminal(oneLine(fr.Err.Error())))
 		if fr.Stack != "" {
 			fmt.Fprint(a.stderr, fr.Stack)
 		}
@@ -484,7 +489,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		errs = append(errs, err)
 	}
 	for _, err := range errs {
-		fmt.Fprintf(a.stderr, "fabriclab: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(a.stderr, "fabriclab: %s\n", safetext.Terminal(oneLine(err.Error())))
 	}
 	switch {
 	case interrupted:

@@ -17,6 +17,7 @@ type plan struct {
 	Variants []planVariant // in file order (sweep points in sweep order); Job.VariantIndex indexes this
 	Jobs     []scenario.Job
 	Refs     []string // the files the scenario reads besides itself (flow lists, size distributions, routes)
+	Text     []byte   // the scenario as it was read (saved with the run; never read again)
 }
 
 type planVariant struct {
@@ -41,7 +42,7 @@ func loadPlanLimit(path string, sets, sweeps []string, maxBytes int64) (*plan, e
 	if err != nil {
 		return nil, withPath(path, err)
 	}
-	p := &plan{Path: path, Jobs: f.Jobs(), Refs: f.ReferencedFiles()}
+	p := &plan{Path: path, Jobs: f.Jobs(), Refs: f.ReferencedFiles(), Text: f.Source}
 	if f.Base != nil {
 		p.Name, p.Seed = f.Base.Name, f.Base.Seed
 	}

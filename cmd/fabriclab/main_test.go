@@ -44,11 +44,12 @@ func testPlan(nv, ns int) *plan {
 // fakeResult is a deterministic function of the job.
 func fakeResult(j scenario.Job) metrics.SizeResult {
 	r := metrics.SizeResult{
-		SizeBytes: int64(j.Size), Ranks: 8,
-		CCTS:      float64(j.Size) / 40e9 * (1 + 0.1*float64(j.VariantIndex)),
-		IdealS:    float64(j.Size) / 50e9,
-		PFCPauses: int64(j.VariantIndex*100 + j.SizeIndex),
-		Complete:  true,
+		Completion: metrics.Completion{SizeBytes: int64(j.Size), Ranks: 8, Timing: metrics.Timing{
+			CCTS:   float64(j.Size) / 40e9 * (1 + 0.1*float64(j.VariantIndex)),
+			IdealS: float64(j.Size) / 50e9,
+		}},
+		FabricTotals: metrics.FabricTotals{PFCPauses: int64(j.VariantIndex*100 + j.SizeIndex)},
+		Outcome:      metrics.Outcome{Complete: true},
 	}
 	r.Finish(metrics.AllToAll)
 	return r

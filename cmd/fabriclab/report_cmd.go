@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -82,7 +81,6 @@ func writeReport(stdout io.Writer, path, pngDir string, srcs []charts.Source) er
 
 // runReport is run --report: the report of the run just made, with the
 // scenario file's text.
-func runReport(stdout io.Writer, path, pngDir string, out report.Output) error {
-	text, _ := os.ReadFile(out.ScenarioFile) // tests use plans without files
+func runReport(stdout io.Writer, path, pngDir string, out report.Output, text []byte) error {
 	return writeReport(stdout, path, pngDir, []charts.Source{{Output: out, ScenarioText: string(text)}})
 }

@@ -1,332 +1,45 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"io"
-	"math"
-	"runtime/debug"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"fabriclab/lab"
-	"fabriclab/metrics"
+	"github.com/vbauerster/mpb/v8"
+
+	"fabriclab/runner"
 	"fabriclab/scenario"
 )
 
-// JobFunc runs one job; lab.Run in production, a fake in tests. Cancelling
-// ctx must make it return soon with what it has (Complete=false).
-type JobFunc func(ctx context.Context, job scenario.Job, progress lab.Progress) (metrics.SizeResult, error)
+// The job pool and its progress reporters live in package runner (a worker
+// process or a web server runs jobs the same way); these are their names
+// here.
+type (
+	// JobFunc runs one job; lab.Run in production, a fake in tests.
+	JobFunc   = runner.JobFunc
+	JobResult = runner.JobResult
+	JobEvent  = runner.JobEvent
+	Reporter  = runner.Reporter
+	Runner    = runner.Runner
 
-// JobResult is the outcome of one job, at the same index as the job in the
-// slice given to RunAll.
-type JobResult struct {
-	Job     scenario.Job
-	Result  metrics.SizeResult
-	Err     error
-	Ran     bool // false: never started because the run was cancelled first
-	Stopped bool // the run was cancelled when the job returned
-	Elapsed time.Duration
-	Stack   string // set when the job panicked
+	lineReporter = runner.LineReporter
+	barReporter  = runner.BarReporter
+)
+
+func newLineReporter(w io.Writer, heartbeat time.Duration) *lineReporter {
+	return runner.NewLineReporter(w, heartbeat)
 }
 
-// JobEvent is what a Reporter hears when a job ends.
-type JobEvent struct {
-	Index       int // index in the job list
-	Done, Total int // jobs ended so far (this one included) and in all
-	JobResult
-}
-
-// Reporter shows progress. The Runner serializes calls to its methods;
-// frac may be called from any goroutine at any time while the job runs and
-// returns its latest fraction (0..1).
-type Reporter interface {
-	Start(total, workers int)
-	JobStart(index int, job scenario.Job, frac func() float64)
-	JobDone(ev JobEvent)
-	// Interrupted is called once, as soon as the run is cancelled, if it
-	// is cancelled before the last job ends.
-	Interrupted(running int)
-	Finish(interrupted bool)
-}
-
-// Runner runs jobs on a pool of workers. Results do not depend on Parallel:
-// each job is independent and deterministic, and results are returned by
-// job index.
-type Runner struct {
-	Run      JobFunc
-	Parallel int      // workers; <= 0 means 1
-	Reporter Reporter // nil: no progress
-}
-
-// RunAll runs jobs and returns one JobResult per job, in job order. Jobs
-// are started in order. When ctx is cancelled no new job starts; running
-// jobs see the cancelled ctx and their (partial) results are kept.
-func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
-	results := make([]JobResult, len(jobs))
-	for i, j := range jobs {
-		results[i].Job = j
-	}
-	workers := max(r.Parallel, 1)
-	workers = min(workers, max(len(jobs), 1))
-	rep := r.Reporter
-	var mu sync.Mutex // serializes reporter calls and guards the counters
-	done, running, finished, notified := 0, 0, false, false
-	// notify tells the reporter about a cancellation, once, before any
-	// job that it stopped is reported. Call with mu held.
-	notify := func() {
-		if rep != nil && !notified && !finished && done < len(jobs) && ctx.Err() != nil {
-			notified = true
-			rep.Interrupted(running)
-		}
-	}
-	if rep != nil {
-		rep.Start(len(jobs), workers)
-		stopWatch := context.AfterFunc(ctx, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			notify()
-		})
-		defer stopWatch()
-	}
-
-	next := make(chan int)
-	go func() {
-		defer close(next)
-		for i := range jobs {
-			if ctx.Err() != nil {
-				return
-			}
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if ctx.Err() != nil {
-					continue // drain; the feeder stops soon
-				}
-				var frac atomic.Uint64 // float64 bits
-				mu.Lock()
-				running++
-				if rep != nil {
-					rep.JobStart(i, jobs[i], func() float64 { return math.Float64frombits(frac.Load()) })
-				}
-				mu.Unlock()
-				progress := func(f float64) {
-					if f < 0 || math.IsNaN(f) {
-						f = 0
-					}
-					frac.Store(math.Float64bits(min(f, 1)))
-				}
-				res := runOne(ctx, r.Run, jobs[i], progress)
-				results[i] = res
-				mu.Lock()
-				notify()
-				done++
-				running--
-				if rep != nil {
-					rep.JobDone(JobEvent{Index: i, Done: done, Total: len(jobs), JobResult: res})
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	mu.Lock()
-	finished = true
-	mu.Unlock()
-	if rep != nil {
-		rep.Finish(ctx.Err() != nil)
-	}
-	return results
-}
-
-// runOne runs one job, turning a panic into an error so that one bad job
-// does not lose the results of the others.
-func runOne(ctx context.Context, run JobFunc, job scenario.Job, progress lab.Progress) (jr JobResult) {
-	jr.Job = job
-	jr.Ran = true
-	start := time.Now()
-	defer func() {
-		jr.Elapsed = time.Since(start)
-		if p := recover(); p != nil {
-			jr.Err = fmt.Errorf("panic: %v", p)
-			jr.Stack = string(debug.Stack())
-		}
-	}()
-	defer func() { jr.Stopped = ctx.Err() != nil }()
-	jr.Result, jr.Err = run(ctx, job, progress)
-	return jr
+func newBarReporter(w io.Writer, opts ...mpb.ContainerOption) *barReporter {
+	return runner.NewBarReporter(w, opts...)
 }
 
 // JobLabel names a job in progress lines: "variant size".
-func JobLabel(j scenario.Job) string {
-	return fmt.Sprintf("%s %s", j.Variant, j.Size)
-}
+func JobLabel(j scenario.Job) string { return runner.JobLabel(j) }
 
-// outcome says how a finished job ended, for progress lines.
-func outcome(r JobResult) string {
-	switch {
-	case errCanceled(r.Err):
-		return fmt.Sprintf("stopped after %s", fmtDur(r.Elapsed))
-	case r.Err != nil:
-		return fmt.Sprintf("failed after %s: %s", fmtDur(r.Elapsed), oneLine(r.Err.Error()))
-	case !r.Result.Complete && r.Stopped:
-		return fmt.Sprintf("stopped after %s", fmtDur(r.Elapsed))
-	case !r.Result.Complete:
-		return fmt.Sprintf("hit the simulated time limit after %s", fmtDur(r.Elapsed))
-	}
-	return fmt.Sprintf("done in %s", fmtDur(r.Elapsed))
-}
-
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
-}
+// errCanceled reports whether err is only the cancellation of the run.
+func errCanceled(err error) bool { return runner.Canceled(err) }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// lineReporter prints one line per finished job and, while jobs run, a
-// heartbeat line when nothing was printed for Heartbeat. It suits logs and
-// pipes (stderr not a terminal).
-type lineReporter struct {
-	w         io.Writer
-	heartbeat time.Duration
-	now       func() time.Time
-
-	mu      sync.Mutex // guards the fields below and writes to w
-	total   int
-	done    int
-	last    time.Time
-	start   time.Time
-	running map[int]runningJob
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-type runningJob struct {
-	job  scenario.Job
-	frac func() float64
-}
-
-func newLineReporter(w io.Writer, heartbeat time.Duration) *lineReporter {
-	return &lineReporter{w: w, heartbeat: heartbeat, now: time.Now}
-}
-
-func (l *lineReporter) Start(total, workers int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.total = total
-	l.start = l.now()
-	l.last = l.start
-	l.running = map[int]runningJob{}
-	fmt.Fprintf(l.w, "running %d jobs on %d workers\n", total, workers)
-	if l.heartbeat > 0 {
-		l.stop, l.stopped = make(chan struct{}), make(chan struct{})
-		go l.beat()
-	}
-}
-
-func (l *lineReporter) beat() {
-	defer close(l.stopped)
-	t := time.NewTicker(l.heartbeat / 4)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-			l.mu.Lock()
-			if now := l.now(); now.Sub(l.last) >= l.heartbeat && len(l.running) > 0 {
-				fmt.Fprintf(l.w, "[%d/%d] %s elapsed, running: %s\n", l.done, l.total,
-					fmtDur(now.Sub(l.start)), l.runningList())
-				l.last = now
-			}
-			l.mu.Unlock()
-		}
-	}
-}
-
-// runningList describes the running jobs, in job order, at most 4.
-func (l *lineReporter) runningList() string {
-	idx := make([]int, 0, len(l.running))
-	for i := range l.running {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	var parts []string
-	for n, i := range idx {
-		if n == 4 {
-			parts = append(parts, fmt.Sprintf("+%d more", len(idx)-n))
-			break
-		}
-		r := l.running[i]
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", JobLabel(r.job), 100*r.frac()))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func (l *lineReporter) JobStart(index int, job scenario.Job, frac func() float64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.running[index] = runningJob{job, frac}
-}
-
-func (l *lineReporter) JobDone(ev JobEvent) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.running, ev.Index)
-	l.done = ev.Done
-	l.last = l.now()
-	fmt.Fprintf(l.w, "[%d/%d] %s %s\n", ev.Done, ev.Total, JobLabel(ev.Job), outcome(ev.JobResult))
-}
-
-func (l *lineReporter) Interrupted(running int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintln(l.w, interruptNotice(running))
-	l.last = l.now()
-}
-
-func interruptNotice(running int) string {
-	return fmt.Sprintf("interrupted: stopping %s, keeping what finished (Ctrl-C again to quit at once)", plural(running, "running job"))
-}
-
-func (l *lineReporter) Finish(interrupted bool) {
-	if l.stop != nil {
-		close(l.stop)
-		<-l.stopped
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if interrupted {
-		fmt.Fprintf(l.w, "interrupted: %d of %d jobs ran\n", l.done, l.total)
-	}
-}
-
-// errCanceled reports whether err is only the cancellation of the run.
-func errCanceled(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

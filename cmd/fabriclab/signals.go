@@ -10,15 +10,16 @@ import (
 )
 
 // Stopping on a signal. SIGINT (Ctrl-C), SIGTERM (kill, a scheduler) and
-// SIGHUP (the terminal closed) all mean "stop, keep what finished": the
-// first one cancels the run's context, running jobs stop where they are,
-// the outputs are written and saved runs are marked interrupted; the exit
-// code is 128 + the signal's number, as shells report it (130, 143, 129).
-// Any further signal, or one that arrives once the jobs are done and the
-// outputs are being written (there is nothing left to stop cleanly), quits
-// at once after the registered cleanups: temporary output files are
-// removed (the previous outputs stay as they were) and a saved run is
-// marked interrupted.
+// SIGHUP (the terminal closed) all mean "stop, keep what finished". While
+// `run` runs its jobs, the first one cancels the run's context: running
+// jobs stop where they are, the outputs are written and the saved run is
+// marked interrupted; the exit code is 128 + the signal's number, as shells
+// report it (130, 143, 129). A signal that arrives once the jobs are done
+// changes nothing: the outputs are being written. A second signal quits at
+// once after the registered cleanups: temporary output files are removed
+// (the previous outputs stay as they were) and a saved run is marked
+// interrupted. Outside `run`'s jobs (validate, analyze, export, report, …)
+// there is nothing to stop cleanly, and the first signal quits.
 
 // stopSignals are the signals that stop a run.
 var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
@@ -66,7 +67,7 @@ type signalStop struct {
 
 	mu       sync.Mutex
 	got      bool // a stop signal arrived
-	output   bool // the jobs are done: a signal quits at once
+	phase    int  // idle, jobs or output (see jobPhase)
 	next     int
 	cleanups map[int]func()
 }
@@ -88,7 +89,7 @@ func (s *signalStop) listen() {
 
 func (s *signalStop) handle(sig os.Signal) {
 	s.mu.Lock()
-	quit := s.got || s.output
+	quit := s.got || s.phase == phaseIdle
 	s.got = true
 	var fns []func()
 	if quit {
@@ -118,14 +119,26 @@ func (s *signalStop) handle(sig os.Signal) {
 	s.exit(code)
 }
 
-// outputPhase says the jobs are done: from now on a stop signal quits at
-// once.
-func (s *signalStop) outputPhase() {
+// The phases of a command, for what a first signal does.
+const (
+	phaseIdle   = iota // no jobs to stop: a signal quits at once
+	phaseJobs          // run's jobs: the first signal stops them
+	phaseOutput        // the jobs are done: the first signal is noted, the outputs are still written
+)
+
+// jobPhase says run's jobs are starting: the first signal stops them.
+func (s *signalStop) jobPhase() { s.setPhase(phaseJobs) }
+
+// outputPhase says the jobs are done and the outputs are being written: a
+// first signal lets them finish, a second quits.
+func (s *signalStop) outputPhase() { s.setPhase(phaseOutput) }
+
+func (s *signalStop) setPhase(p int) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
-	s.output = true
+	s.phase = p
 	s.mu.Unlock()
 }
 

@@ -67,8 +67,9 @@ func TestSignalsStopLikeCtrlC(t *testing.T) {
 }
 
 // TestSignalDuringOutputQuits: a second signal while the outputs are being
-// written quits at once, removing temporary files and marking the saved
-// run interrupted; so does a first one that arrives after the jobs ended.
+// written quits at once, marking the saved run interrupted, whether the
+// first one stopped the jobs or arrived after they ended (the outputs then
+// go on being written).
 func TestSignalDuringOutputQuits(t *testing.T) {
 	for _, second := range []bool{true, false} {
 		ctx, stop, exited := withProcessStop(t)
@@ -95,6 +96,14 @@ func TestSignalDuringOutputQuits(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("the output phase never started")
 		}
+		if !second {
+			stop.handle(syscall.SIGINT) // the jobs are done: noted, the outputs go on
+			select {
+			case code := <-exited:
+				t.Fatalf("a first signal in the output phase quit (exit %d)", code)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
 		stop.handle(syscall.SIGTERM)
 		select {
 		case code := <-exited:
@@ -115,5 +124,20 @@ func TestSignalDuringOutputQuits(t *testing.T) {
 		}
 		close(w.release)
 		<-done
+	}
+}
+
+// TestSignalOutsideJobsQuits: with no jobs to stop (validate, analyze,
+// export, the loading before run's jobs) the first signal quits at once.
+func TestSignalOutsideJobsQuits(t *testing.T) {
+	_, stop, exited := withProcessStop(t)
+	stop.handle(syscall.SIGTERM)
+	select {
+	case code := <-exited:
+		if code != 143 {
+			t.Errorf("exit %d, want 143", code)
+		}
+	default:
+		t.Error("a signal outside run's jobs did not quit")
 	}
 }

@@ -77,13 +77,12 @@ func (a *app) beginStoredRun(p *plan, f runFlags, started time.Time) (*storedRun
 	if err != nil {
 		return nil, &exitErr{exitError, err.Error() + " (or run with --no-store)"}
 	}
-	text, _ := os.ReadFile(p.Path) // the scenario as it was (tests use plans without files)
 	vs := make([]report.VariantResult, len(p.Variants))
 	for i, v := range p.Variants {
 		vs[i] = report.VariantResult{Name: v.Name, Collective: v.Collective, Parent: v.Parent, Sweep: v.Sweep}
 	}
 	id, err := st.BeginRun(store.Meta{
-		Name: p.Name, ScenarioFile: p.Path, ScenarioText: string(text), Seed: p.Seed,
+		Name: p.Name, ScenarioFile: p.Path, ScenarioText: string(p.Text), Seed: p.Seed,
 		Sets: f.sets, Sweeps: f.sweeps, Version: version, Tags: dedupe(f.tags), Note: f.note,
 		Started: started.UTC().Format(time.RFC3339), Expected: len(p.Jobs),
 	}, vs)

@@ -271,7 +271,7 @@ func largestOnly(ss []series, f func(metrics.SizeResult) []float64) (float64, st
 			}
 		}
 	}
-	return timeUnit([]series{{v: report.VariantResult{Results: []metrics.SizeResult{{SizeBytes: 1, CCTS: m}}}}},
+	return timeUnit([]series{{v: report.VariantResult{Results: []metrics.SizeResult{{Completion: metrics.Completion{SizeBytes: 1, Timing: metrics.Timing{CCTS: m}}}}}}},
 		func(r metrics.SizeResult) []float64 { return []float64{r.CCTS} })
 }
 

@@ -18,20 +18,24 @@ func synthetic() report.Output {
 		vr := report.VariantResult{Name: []string{"ecmp", "spray"}[v], Collective: "alltoall"}
 		for _, size := range []int64{1 << 10, 2 << 20, 4 << 30} {
 			r := metrics.SizeResult{
-				SizeBytes: size, Ranks: 4, CCTS: float64(size) / 40e9 * float64(1+v), BusBWGBps: 30 + float64(v*5),
-				IdealPct: 70 + float64(v*10), PFCPauses: int64(10 * (v + 1)), ECNMarks: int64(100 * (v + 1)), Complete: true,
-				RankDoneS:  []float64{1e-3, 2e-3, 1.5e-3, 1.2e-3},
-				FCTCurveS:  []float64{1e-4, 2e-4, 5e-4, 9e-4},
-				RankBWGBps: [][]float64{{0, 10, 20, 30}, {5, 0, 15, 25}, {1, 2, 0, 3}, {40, 30, 20, 0}},
-				SlowdownBySize: []metrics.SizeBucket{
-					{LoBytes: 100, HiBytes: 1442, Slowdown: metrics.Percentiles{Count: 10, P50: 1.1, P99: 1.5 + float64(v*20)}},
-					{LoBytes: 2000, HiBytes: 64000, Slowdown: metrics.Percentiles{Count: 10, P50: 1.3, P99: 3 + float64(v*10)}},
-					{LoBytes: 70000, HiBytes: 3 << 20, Slowdown: metrics.Percentiles{Count: 10, P50: 2, P99: 20}},
+				Completion: metrics.Completion{SizeBytes: size, Ranks: 4, Timing: metrics.Timing{
+					CCTS: float64(size) / 40e9 * float64(1+v), BusBWGBps: 30 + float64(v*5), IdealPct: 70 + float64(v*10)}},
+				FabricTotals: metrics.FabricTotals{PFCPauses: int64(10 * (v + 1)), ECNMarks: int64(100 * (v + 1))},
+				Outcome:      metrics.Outcome{Complete: true},
+				FlowStats: metrics.FlowStats{
+					RankDoneS:  []float64{1e-3, 2e-3, 1.5e-3, 1.2e-3},
+					FCTCurveS:  []float64{1e-4, 2e-4, 5e-4, 9e-4},
+					RankBWGBps: [][]float64{{0, 10, 20, 30}, {5, 0, 15, 25}, {1, 2, 0, 3}, {40, 30, 20, 0}},
+					SlowdownBySize: []metrics.SizeBucket{
+						{LoBytes: 100, HiBytes: 1442, Slowdown: metrics.Percentiles{Count: 10, P50: 1.1, P99: 1.5 + float64(v*20)}},
+						{LoBytes: 2000, HiBytes: 64000, Slowdown: metrics.Percentiles{Count: 10, P50: 1.3, P99: 3 + float64(v*10)}},
+						{LoBytes: 70000, HiBytes: 3 << 20, Slowdown: metrics.Percentiles{Count: 10, P50: 2, P99: 20}},
+					},
 				},
-				Ports: []metrics.PortCounters{
+				FabricCounters: metrics.FabricCounters{Ports: []metrics.PortCounters{
 					{Node: "leaf0", Peer: "spine0", Tier: "leaf", Counters: metrics.Counters{PFCPausesSent: 3, ECNMarks: 40}},
 					{Node: "spine0", Peer: "leaf1", Tier: "spine", Counters: metrics.Counters{PFCPausesSent: 1, ECNMarks: 9}},
-				},
+				}},
 			}
 			vr.Results = append(vr.Results, r)
 		}

@@ -10,21 +10,21 @@ package homa
 // # Wire format
 //
 // DATA travels as fabric.Data (switches ECN-mark it, explain mode sees it);
-// GRANT, RESEND, BUSY, ACK and PROBE as fabric.Ack with Sub = the Homa Kind.
-// The header fields map as follows:
+// GRANT, RESEND, BUSY, ACK and PROBE as fabric.Ack. The header fields map to
+// fabric.Packet's common fields and to Homa's words of fabric.Packet.Hdr:
 //
 //	Homa Packet    fabric.Packet
-//	Kind           Sub (and Kind: Data or Ack)
+//	Kind           Hdr[0] bits 0–7 (and Kind: Data or Ack)
 //	Src, Dst       Src, Dst
-//	ID.Client      Client
+//	ID.Client      Hdr[0] bits 32–63
 //	ID.RPC         Msg (the caller's msg id of Transport.Send, an int32)
-//	ID.Reply       Flags bit 0
-//	Retransmit     Flags bit 1
-//	Length         MsgLen
+//	ID.Reply       Hdr[0] bit 8 (flagReply)
+//	Retransmit     Hdr[0] bit 9 (flagRetransmit)
+//	GrantPrio      Hdr[0] bits 16–23
+//	Length         Hdr[1]
 //	Offset         PSN
-//	Bytes          Range (and Payload, for DATA)
+//	Bytes          Hdr[2] (and Payload, for DATA)
 //	Prio           Prio (0..7, 7 highest: the fabric's strict priority)
-//	GrantPrio      Aux
 //
 // SrcQP (the UDP source port ECMP hashes) is the RPC id, so each message is
 // its own flow: its packets keep one path under static ECMP and different
@@ -37,6 +37,7 @@ import (
 	"fabriclab/fabric"
 	"fabriclab/metrics"
 	"fabriclab/sim"
+	"fabriclab/transport/nic"
 	"fabriclab/units"
 )
 
@@ -57,28 +58,27 @@ type Config struct {
 // inter-frame gap (64 + 20 B).
 const DefaultControlWire = 84
 
-// Packet flag bits carried in fabric.Packet.Flags.
+// Homa's word 0 of fabric.Packet.Hdr (see Wire format): the kind, flag
+// bits, the grant priority and the client.
 const (
-	flagReply      = 1 << 0
-	flagRetransmit = 1 << 1
+	flagReply      = 1 << 8
+	flagRetransmit = 1 << 9
+	shiftGrantPrio = 16
+	shiftClient    = 32
 )
 
-// Transport is the Homa layer of every host of one simulation.
+// Transport is the Homa layer of every host of one simulation. Its shell
+// (transport/nic) holds the NICs, OnDelivered (called at the first delivery
+// of message msg, the id given to Send, at its receiver: the arrival of its
+// last missing packet) and DeliveredPayload (payload bytes of delivered
+// messages, each message once, when it is delivered: progress).
 type Transport struct {
-	cfg  Config
-	net  *fabric.Network
-	NICs []*NIC
-	// OnDelivered is called at the first delivery of message msg (the id
-	// given to Send) at its receiver, at the arrival of its last missing
-	// packet.
-	OnDelivered func(msg int32, now sim.Time)
+	nic.Shell[*NIC]
+	cfg Config
 	// OnAbandoned, if set, is called when a side gives up on message msg
 	// after Params.MaxResends unanswered timeouts (inbound: at the
 	// receiver). An abandoned message that was not delivered never will be.
 	OnAbandoned func(msg int32, now sim.Time, inbound bool)
-	// DeliveredPayload counts payload bytes of delivered messages, each
-	// message once, when it is delivered (progress).
-	DeliveredPayload int64
 
 	// delivered holds messages delivered whose sender has not yet heard the
 	// ACK: Homa is at-least-once, and a message can be delivered again if
@@ -106,25 +106,13 @@ func New(net *fabric.Network, cfg Config) *Transport {
 	if cfg.ControlWire <= 0 {
 		cfg.ControlWire = DefaultControlWire
 	}
-	t := &Transport{cfg: cfg, net: net}
-	t.NICs = make([]*NIC, len(net.HostPorts))
-	for h, pt := range net.HostPorts {
-		if pt == nil {
-			continue
-		}
-		nic := &NIC{t: t, host: int32(h), port: pt, ep: NewEndpoint(int32(h), cfg.Params),
-			name: fabric.HostName(h)}
-		t.NICs[h] = nic
-		net.SetHost(h, nic, nic)
-	}
+	t := &Transport{cfg: cfg}
+	t.Attach(net, func(h int, _ *fabric.Port) *NIC { return &NIC{t: t, ep: NewEndpoint(int32(h), cfg.Params)} })
 	return t
 }
 
 // Config returns the configuration in use (defaults filled in).
 func (t *Transport) Config() Config { return t.cfg }
-
-// SetName renames host h's NIC (as ports and counters show it).
-func (t *Transport) SetName(h int, name string) { t.NICs[h].name = name }
 
 // Send starts a one-way message (a Homa request) of bytes from src to dst
 // now; msg is the caller's id, reported by OnDelivered. Its Homa id is
@@ -134,7 +122,7 @@ func (t *Transport) SetName(h int, name string) { t.NICs[h].name = name }
 // not produce those.
 func (t *Transport) Send(src, dst int, msg int32, bytes int64) {
 	n := t.NICs[src]
-	now := t.net.Sched.Now()
+	now := t.Net.Sched.Now()
 	m := Message{ID: MsgID{Client: int32(src), RPC: uint64(int64(msg))}, Dst: int32(dst), Length: units.Size(max(bytes, 1))}
 	if err := n.ep.Submit(now, m); err != nil {
 		panic(err)
@@ -180,21 +168,6 @@ func oneWay(net *fabric.Network, src, dst int, wire int32) sim.Time {
 			panic(fmt.Sprintf("homa: no path %d→%d", src, dst))
 		}
 	}
-}
-
-// Counters sums every NIC's transport counters: Retransmits (DATA sent again
-// after a RESEND) and Timeouts (timer expiries that sent a RESEND or a
-// PROBE). Packet and byte counts are the ports' (fabric.Port counters);
-// they are not repeated here, so adding these to the port totals counts
-// nothing twice.
-func (t *Transport) Counters() metrics.Counters {
-	var c metrics.Counters
-	for _, n := range t.NICs {
-		if n != nil {
-			c.Add(n.Counters())
-		}
-	}
-	return c
 }
 
 // Stats sums every endpoint's protocol counters (grants, resends, busies,
@@ -278,11 +251,9 @@ func (t *Transport) event(n *NIC, ev Event) {
 
 // NIC is one host adapter: its port and its Homa endpoint.
 type NIC struct {
-	t    *Transport
-	host int32
-	name string
-	port *fabric.Port
-	ep   *Endpoint
+	nic.Host
+	t  *Transport
+	ep *Endpoint
 
 	timer    sim.Timer // the endpoint's pending timer event
 	events   []Event   // reused buffer for TakeEvents
@@ -295,13 +266,15 @@ type NIC struct {
 	onReceive func()
 }
 
-// Name implements fabric.Node.
-func (n *NIC) Name() string { return n.name }
-
 // Endpoint is the NIC's protocol state machine (for inspection).
 func (n *NIC) Endpoint() *Endpoint { return n.ep }
 
-// Counters is this NIC's transport counters (see Transport.Counters).
+// Counters is this NIC's transport counters, which the shell's Counters
+// sums: Retransmits (DATA sent again after a RESEND) and Timeouts (timer
+// expiries that sent a RESEND or a PROBE), from the endpoint's Stats (the
+// Host's C stays zero). Packet and byte counts are the ports' (fabric.Port
+// counters); they are not repeated here, so adding these to the port totals
+// counts nothing twice.
 func (n *NIC) Counters() metrics.Counters {
 	s := n.ep.Stats()
 	return metrics.Counters{Retransmits: int64(s.Retransmits), Timeouts: int64(s.Timeouts)}
@@ -316,7 +289,7 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 		return nil
 	}
 	pk, _ := n.ep.NextPacket(now)
-	p := n.t.net.Pool.Get()
+	p := n.Net.Pool.Get()
 	n.encode(p, &pk)
 	// Sending the last packet it may send starts a message's wait for the
 	// receiver, with the deadline now + ResendTimeout: no earlier than a
@@ -333,48 +306,45 @@ func (n *NIC) encode(p *fabric.Packet, pk *Packet) {
 		p.Kind = fabric.Data
 		p.Payload = int32(pk.Bytes)
 		p.Wire = p.Payload + n.t.cfg.Overhead
-		p.Last = pk.Offset+pk.Bytes >= pk.Length
 	} else {
 		p.Kind = fabric.Ack
 		p.Wire = n.t.cfg.ControlWire
 	}
-	p.Sub = uint8(pk.Kind)
 	p.Prio = pk.Prio
-	p.Aux = pk.GrantPrio
 	p.Src, p.Dst = pk.Src, pk.Dst
-	p.Client = pk.ID.Client
 	p.Msg = int32(pk.ID.RPC)
 	p.SrcQP = p.Msg
+	p.PSN = int64(pk.Offset)
+	w := uint64(pk.Kind) | uint64(pk.GrantPrio)<<shiftGrantPrio | uint64(uint32(pk.ID.Client))<<shiftClient
 	if pk.ID.Reply {
-		p.Flags |= flagReply
+		w |= flagReply
 	}
 	if pk.Retransmit {
-		p.Flags |= flagRetransmit
+		w |= flagRetransmit
 	}
-	p.MsgLen = int64(pk.Length)
-	p.PSN = int64(pk.Offset)
-	p.Range = int64(pk.Bytes)
+	p.Hdr = fabric.Header{w, uint64(pk.Length), uint64(pk.Bytes)}
 }
 
 func decode(p *fabric.Packet) Packet {
+	w := p.Hdr[0]
 	return Packet{
-		Kind: Kind(p.Sub),
+		Kind: Kind(uint8(w)),
 		Src:  p.Src, Dst: p.Dst,
-		ID:         MsgID{Client: p.Client, RPC: uint64(int64(p.Msg)), Reply: p.Flags&flagReply != 0},
-		Length:     units.Size(p.MsgLen),
+		ID:         MsgID{Client: int32(uint32(w >> shiftClient)), RPC: uint64(int64(p.Msg)), Reply: w&flagReply != 0},
+		Length:     units.Size(p.Hdr[1]),
 		Offset:     units.Size(p.PSN),
-		Bytes:      units.Size(p.Range),
+		Bytes:      units.Size(p.Hdr[2]),
 		Prio:       p.Prio,
-		GrantPrio:  p.Aux,
-		Retransmit: p.Flags&flagRetransmit != 0,
+		GrantPrio:  uint8(w >> shiftGrantPrio),
+		Retransmit: w&flagRetransmit != 0,
 	}
 }
 
 // Receive implements fabric.Node: a packet addressed to this host.
 func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
-	now := n.t.net.Sched.Now()
+	now := n.Net.Sched.Now()
 	pk := decode(p)
-	n.t.net.Consume(p)
+	n.Net.Consume(p)
 	n.ep.Receive(now, pk)
 	if n.onReceive != nil {
 		n.onReceive()
@@ -412,11 +382,11 @@ func (n *NIC) after(now sim.Time) {
 	n.draining = false
 	n.arm(now)
 	if n.ep.HasPacket() {
-		n.port.Kick()
+		n.Port.Kick()
 	}
 }
 
 // arm keeps one timer event at or before the endpoint's next deadline. A
 // deadline that moved later is left to the pending event, which finds
 // nothing due, and re-arms.
-func (n *NIC) arm(sim.Time) { n.timer.Arm(n.t.net.Sched, n.ep.NextDeadline(), n, 0) }
+func (n *NIC) arm(sim.Time) { n.timer.Arm(n.Net.Sched, n.ep.NextDeadline(), n, 0) }

@@ -1,6 +1,8 @@
 package homa
 
-// Homa on the packet-level fabric. The fabric of every test: 100 Gb/s links
+// Homa on the packet-level fabric, on the fabrictest rig (which checks
+// bytes, packets and single delivery after every run). The fabric of every
+// test: 100 Gb/s links
 // (80 ps a byte), 500 ns propagation, 100 ns switch forwarding latency,
 // DATA of 1442 B payload + 58 B overhead (1500 B on the wire, 120 ns),
 // control frames of 84 B (6.72 ns).
@@ -30,6 +32,7 @@ import (
 	"testing"
 
 	"fabriclab/fabric"
+	"fabriclab/internal/fabrictest"
 	"fabriclab/sim"
 	"fabriclab/topo"
 	"fabriclab/units"
@@ -50,63 +53,37 @@ func fabricParams() Params {
 	return p
 }
 
+// fab is the fabrictest rig (bytes, packets and single delivery checked
+// after every run) with Homa on every host; Send is Transport.Send.
 type fab struct {
-	sc  *sim.Scheduler
-	tp  *topo.Topology
-	tr  *Transport
-	at  map[int32]sim.Time // first delivery time per msg
-	ord []int32            // msgs in delivery order
+	*fabrictest.Rig
+	tr *Transport
 }
 
 // build makes a leaf-spine of hosts (perLeaf per leaf, spines spines) with
 // Homa on every host.
 func build(t testing.TB, seed uint64, hosts, perLeaf, spines int, buf int64, pol fabric.Policy, p Params) *fab {
 	t.Helper()
-	sc := sim.NewScheduler()
 	cfg := &fabric.SwitchConfig{Buffer: buf, MaxPacketWire: 1500, ForwardingLatency: fFwd, Policy: pol}
-	tp, err := topo.Build(sc, seed, topo.Spec{Kind: "leaf-spine", Hosts: hosts, HostsPerLeaf: perLeaf, Spines: spines,
-		HostLink:   topo.Link{Rate: fRate, Delay: fDelay},
-		FabricLink: topo.Link{Rate: fRate, Delay: fDelay},
-		Switch:     cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fab{sc: sc, tp: tp, at: map[int32]sim.Time{}}
-	f.tr = New(tp.Net, Config{Params: p, Overhead: fOverhead, ControlWire: fCtrl})
-	f.tr.OnDelivered = func(msg int32, now sim.Time) {
-		if _, ok := f.at[msg]; ok {
-			t.Errorf("message %d delivered twice", msg)
-		}
-		f.at[msg] = now
-		f.ord = append(f.ord, msg)
-	}
+	return attach(t, seed, hosts, perLeaf, spines, cfg, Config{Params: p, Overhead: fOverhead, ControlWire: fCtrl})
+}
+
+func attach(t testing.TB, seed uint64, hosts, perLeaf, spines int, sw *fabric.SwitchConfig, c Config) *fab {
+	t.Helper()
+	l := topo.Link{Rate: fRate, Delay: fDelay}
+	f := &fab{Rig: fabrictest.New(t, seed, fabrictest.LeafSpine(hosts, perLeaf, spines, l, l, sw))}
+	f.tr = New(f.Net, c)
+	fabrictest.Attach(f.Rig, &f.tr.Shell, f.tr.Send)
 	return f
 }
 
-// sendAt sends a message at a later time (a scheduler event).
-type sendAt struct {
-	tr       *Transport
-	src, dst int
-	msg      int32
-	bytes    int64
-}
-
-func (s *sendAt) OnEvent(sim.Time, uint64) { s.tr.Send(s.src, s.dst, s.msg, s.bytes) }
-
-func (f *fab) sendAt(at sim.Time, src, dst int, msg int32, bytes int64) {
-	f.sc.At(at, &sendAt{f.tr, src, dst, msg, bytes}, 0)
-}
-
+// check adds Homa's own end state to the rig's invariants: msgs messages
+// delivered and nothing pending on any endpoint.
 func (f *fab) check(t testing.TB, msgs int) {
 	t.Helper()
-	if len(f.at) != msgs {
-		t.Fatalf("%d of %d messages delivered; stats %+v", len(f.at), msgs, f.tr.Stats())
-	}
-	if b := f.tp.Net.Balance(); !b.OK || b.InFlightBytes != 0 {
-		t.Fatalf("bytes not conserved: %+v", b)
-	}
-	if f.tp.Net.Pool.Live != 0 {
-		t.Fatalf("%d packets never returned to the pool", f.tp.Net.Pool.Live)
+	f.Check()
+	if len(f.Delivered) != msgs {
+		t.Fatalf("%d of %d messages delivered; stats %+v", len(f.Delivered), msgs, f.tr.Stats())
 	}
 	if f.tr.Pending() != 0 {
 		t.Fatalf("%d messages still pending", f.tr.Pending())
@@ -139,10 +116,10 @@ func TestFabricRTTBytes(t *testing.T) {
 		t.Fatalf("rtt %v, RTTBytes %d, window %d", rtt, RTTBytesFor(fRate, rtt), fabricParams().Window())
 	}
 	f := build(t, 1, 4, 2, 2, 1<<20, fabric.ECMP, fabricParams())
-	if got := PathRTT(f.tp.Net, 0, 1, 1500, fCtrl); got != rtt {
+	if got := PathRTT(f.Topo.Net, 0, 1, 1500, fCtrl); got != rtt {
 		t.Fatalf("same-leaf PathRTT %v, want %v", got, rtt)
 	}
-	if got := PathRTT(f.tp.Net, 0, 3, 1500, fCtrl); got != 5_106_880 {
+	if got := PathRTT(f.Topo.Net, 0, 3, 1500, fCtrl); got != 5_106_880 {
 		t.Fatalf("cross-leaf PathRTT %v, want 5.10688us", got)
 	}
 }
@@ -153,11 +130,11 @@ func TestFabricRTTBytes(t *testing.T) {
 // + 1000 ns + 100 ns = 3775.52 ns.
 func TestFabricShortMessageTakesOneWayLatencyPlusSerialization(t *testing.T) {
 	f := build(t, 1, 2, 2, 1, 1<<20, fabric.ECMP, fabricParams())
-	f.tr.Send(1, 0, 7, fRTTBytes)
-	f.sc.Run(-1)
+	f.Send(1, 0, 7, fRTTBytes)
+	f.Run(-1)
 	f.check(t, 1)
-	if alone(fRTTBytes) != 3_775_520 || f.at[7] != alone(fRTTBytes) {
-		t.Fatalf("delivered at %v, want %v", f.at[7], alone(fRTTBytes))
+	if alone(fRTTBytes) != 3_775_520 || f.Delivered[7] != alone(fRTTBytes) {
+		t.Fatalf("delivered at %v, want %v", f.Delivered[7], alone(fRTTBytes))
 	}
 	st := f.tr.Stats()
 	if st.Grants != 0 || st.DataSent != 22 || st.Acked != 1 || st.Timeouts != 0 {
@@ -176,17 +153,17 @@ func TestFabricShortMessageTakesOneWayLatencyPlusSerialization(t *testing.T) {
 func TestFabricLongMessageIsNotSlowedByGrants(t *testing.T) {
 	const size = 1_000_000
 	f := build(t, 1, 2, 2, 1, 1<<20, fabric.ECMP, fabricParams())
-	f.tr.Send(1, 0, 3, size)
-	f.sc.Run(-1)
+	f.Send(1, 0, 3, size)
+	f.Run(-1)
 	f.check(t, 1)
 	want := alone(size)
-	if want != 84_440_160 || f.at[3] != want {
-		t.Fatalf("delivered at %v, want %v", f.at[3], want)
+	if want != 84_440_160 || f.Delivered[3] != want {
+		t.Fatalf("delivered at %v, want %v", f.Delivered[3], want)
 	}
 	total, _ := wireOf(size)
 	rtt := 2*tx(1500) + 2*tx(fCtrl) + 4*fDelay + 2*fFwd
-	if f.at[3] > tx(total)+rtt {
-		t.Fatalf("%v is more than serialization %v + one RTT %v", f.at[3], tx(total), rtt)
+	if f.Delivered[3] > tx(total)+rtt {
+		t.Fatalf("%v is more than serialization %v + one RTT %v", f.Delivered[3], tx(total), rtt)
 	}
 	st := f.tr.Stats()
 	// One grant per packet after the first, until the grants reach the end:
@@ -243,18 +220,18 @@ func TestFabricIncastKeepsAtMostKMessagesGrantedAndTheLinkBusy(t *testing.T) {
 		checks++
 	}
 	for s := 1; s <= senders; s++ {
-		f.tr.Send(s, 0, int32(s), size)
+		f.Send(s, 0, int32(s), size)
 	}
-	f.sc.Run(-1)
+	f.Run(-1)
 	f.check(t, senders)
 	if maxRaised > k || checks == 0 {
 		t.Fatalf("one packet raised the grants of %d messages, k = %d", maxRaised, k)
 	}
-	if d := f.tp.Net.DroppedPackets; d != 0 {
+	if d := f.Net.DroppedPackets; d != 0 {
 		t.Fatalf("%d drops", d)
 	}
 	var last sim.Time
-	for _, at := range f.at {
+	for _, at := range f.Delivered {
 		last = max(last, at)
 	}
 	total, first := wireOf(size)
@@ -263,13 +240,13 @@ func TestFabricIncastKeepsAtMostKMessagesGrantedAndTheLinkBusy(t *testing.T) {
 	ideal := tx(first) + tx(senders*total) + 2*fDelay + fFwd
 	eff := float64(ideal) / float64(last)
 	t.Logf("incast %d×%d B: last delivery %v, ideal %v (%.2f %%), switch buffer peak %d B, at most %d messages granted by one packet, %d with scheduled bytes in flight; stats %+v",
-		senders, size, last, ideal, 100*eff, f.tp.Edge[0].MaxUsed, maxRaised, maxOutstanding, f.tr.Stats())
+		senders, size, last, ideal, 100*eff, f.Topo.Edge[0].MaxUsed, maxRaised, maxOutstanding, f.tr.Stats())
 	if eff < 0.99 {
 		t.Fatalf("receiver link busy only %.2f %% of the incast", 100*eff)
 	}
 	// SRPT among equal sizes and equal starts: the messages finish one after
 	// another, not together (fair sharing would finish all at the end).
-	if first := f.at[f.ord[0]]; first > last/2 {
+	if first := f.Delivered[f.Order[0]]; first > last/2 {
 		t.Fatalf("first message done at %v of %v: no SRPT", first, last)
 	}
 }
@@ -286,12 +263,12 @@ func TestFabricLossIsRepairedByResend(t *testing.T) {
 	p.MaxResends = 20
 	f := build(t, 1, senders+1, senders+1, 1, 12_000, fabric.ECMP, p)
 	for s := 1; s <= senders; s++ {
-		f.tr.Send(s, 0, int32(s), size)
+		f.Send(s, 0, int32(s), size)
 	}
-	f.sc.Run(-1)
+	f.Run(-1)
 	f.check(t, senders)
 	c, st := f.tr.Counters(), f.tr.Stats()
-	drops := f.tp.Net.DroppedPackets
+	drops := f.Net.DroppedPackets
 	t.Logf("drops %d, counters retransmits %d timeouts %d, stats %+v", drops, c.Retransmits, c.Timeouts, st)
 	if drops == 0 || c.Retransmits == 0 || c.Timeouts == 0 || st.Resends == 0 {
 		t.Fatalf("drops %d, retransmits %d, timeouts %d, resends %d: the test did not exercise loss", drops, c.Retransmits, c.Timeouts, st.Resends)
@@ -317,25 +294,25 @@ func TestFabricShortMessageOvertakesLongOne(t *testing.T) {
 	for _, src := range []int{2, 1} {
 		t.Run(fmt.Sprintf("short from host %d", src), func(t *testing.T) {
 			f := build(t, 1, 3, 3, 1, 1<<20, fabric.ECMP, fabricParams())
-			f.tr.Send(1, 0, 1, long)
-			f.sendAt(start, src, 0, 2, short)
-			f.sc.Run(-1)
+			f.Send(1, 0, 1, long)
+			f.SendAt(start, src, 0, 2, short)
+			f.Run(-1)
 			f.check(t, 2)
-			fct := f.at[2] - start
+			fct := f.Delivered[2] - start
 			slack := tx(1500)
 			if src == 1 {
 				slack *= 2 // one long packet on the sender's wire, one in the switch
 			}
 			shortWire, _ := wireOf(short)
-			t.Logf("short FCT %v (alone %v), long %v (alone %v)", fct, alone(short), f.at[1], alone(long))
+			t.Logf("short FCT %v (alone %v), long %v (alone %v)", fct, alone(short), f.Delivered[1], alone(long))
 			if fct > alone(short)+slack {
 				t.Fatalf("short message took %v, alone %v", fct, alone(short))
 			}
-			if f.ord[0] != 2 {
+			if f.Order[0] != 2 {
 				t.Fatal("the long message finished first")
 			}
-			if f.at[1] > alone(long)+tx(shortWire)+slack {
-				t.Fatalf("long message done at %v, alone %v", f.at[1], alone(long))
+			if f.Delivered[1] > alone(long)+tx(shortWire)+slack {
+				t.Fatalf("long message done at %v, alone %v", f.Delivered[1], alone(long))
 			}
 		})
 	}
@@ -355,13 +332,13 @@ func mix(t testing.TB, seed uint64) ([]sim.Time, Stats) {
 		src := rng.IntN(8)
 		dst := (src + 1 + rng.IntN(7)) % 8
 		size := int64(1 + rng.IntN(200_000))
-		f.sendAt(sim.Time(rng.IntN(50_000))*units.Nanosecond, src, dst, int32(i), size)
+		f.SendAt(sim.Time(rng.IntN(50_000))*units.Nanosecond, src, dst, int32(i), size)
 	}
-	f.sc.Run(-1)
+	f.Run(-1)
 	f.check(t, msgs)
 	out := make([]sim.Time, msgs)
 	for i := range out {
-		out[i] = f.at[int32(i)]
+		out[i] = f.Delivered[int32(i)]
 	}
 	return out, f.tr.Stats()
 }
@@ -386,30 +363,22 @@ func TestFabricSameSeedSameResult(t *testing.T) {
 // everything completes without loss.
 func TestFabricIncastUnderPFC(t *testing.T) {
 	const senders, size = 8, 64 << 10
-	sc := sim.NewScheduler()
 	cfg := &fabric.SwitchConfig{Buffer: 4 << 20, XOFF: 6000, XON: 3000, MaxPacketWire: 1500, ForwardingLatency: fFwd}
 	for i := range cfg.Lossless {
 		cfg.Lossless[i] = true
 	}
-	tp, err := topo.Build(sc, 1, topo.Spec{Kind: "leaf-spine", Hosts: senders + 1, HostsPerLeaf: senders + 1, Spines: 1,
-		HostLink: topo.Link{Rate: fRate, Delay: fDelay}, FabricLink: topo.Link{Rate: fRate, Delay: fDelay}, Switch: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fab{sc: sc, tp: tp, at: map[int32]sim.Time{}}
-	f.tr = New(tp.Net, Config{Params: fabricParams(), Overhead: fOverhead})
-	f.tr.OnDelivered = func(msg int32, now sim.Time) { f.at[msg] = now }
+	f := attach(t, 1, senders+1, senders+1, 1, cfg, Config{Params: fabricParams(), Overhead: fOverhead})
 	for s := 1; s <= senders; s++ {
-		f.tr.Send(s, 0, int32(s), size)
+		f.Send(s, 0, int32(s), size)
 	}
-	sc.Run(-1)
+	f.Run(-1)
 	f.check(t, senders)
 	var pauses int64
-	for _, pt := range tp.Net.Ports {
+	for _, pt := range f.Net.Ports {
 		pauses += pt.C.PFCPausesRecv
 	}
-	if pauses == 0 || tp.Net.DroppedPackets != 0 || f.tr.Counters().Retransmits != 0 {
-		t.Fatalf("pauses %d, drops %d, retransmits %d", pauses, tp.Net.DroppedPackets, f.tr.Counters().Retransmits)
+	if pauses == 0 || f.Net.DroppedPackets != 0 || f.tr.Counters().Retransmits != 0 {
+		t.Fatalf("pauses %d, drops %d, retransmits %d", pauses, f.Net.DroppedPackets, f.tr.Counters().Retransmits)
 	}
 	if f.tr.Config().ControlWire != DefaultControlWire {
 		t.Fatalf("control wire %d", f.tr.Config().ControlWire)
@@ -450,12 +419,12 @@ func TestFabricSteadyStreamDoesNotAllocate(t *testing.T) {
 	for _, senders := range []int{1, 8} {
 		f := build(t, 1, senders+1, senders+1, 1, 1<<20, fabric.ECMP, fabricParams())
 		for s := 1; s <= senders; s++ {
-			f.tr.Send(s, 0, int32(s), 100_000_000)
+			f.Send(s, 0, int32(s), 100_000_000)
 		}
-		f.sc.Run(50 * units.Microsecond)
-		before := f.tp.Net.DeliveredPackets
-		allocs := testing.AllocsPerRun(50, func() { f.sc.Run(f.sc.Now() + 10*units.Microsecond) })
-		if pk := f.tp.Net.DeliveredPackets - before; pk < 50*160 {
+		f.Run(50 * units.Microsecond)
+		before := f.Net.DeliveredPackets
+		allocs := testing.AllocsPerRun(50, func() { f.Sched.Run(f.Sched.Now() + 10*units.Microsecond) })
+		if pk := f.Net.DeliveredPackets - before; pk < 50*160 {
 			t.Fatalf("only %d packets in the measured runs", pk)
 		}
 		if allocs != 0 {
@@ -470,9 +439,9 @@ func BenchmarkFabricIncast(b *testing.B) {
 	for b.Loop() {
 		f := build(b, 1, 9, 9, 1, 1<<20, fabric.ECMP, fabricParams())
 		for s := 1; s <= 8; s++ {
-			f.tr.Send(s, 0, int32(s), 256<<10)
+			f.Send(s, 0, int32(s), 256<<10)
 		}
-		f.sc.Run(-1)
+		f.Run(-1)
 	}
 }
 
@@ -485,22 +454,19 @@ func TestFabricPingPongFromTheDeliveryCallback(t *testing.T) {
 	const size, legs = 5000, 10
 	f := build(t, 1, 2, 2, 1, 1<<20, fabric.ECMP, fabricParams())
 	var times []sim.Time
-	f.tr.OnDelivered = func(msg int32, now sim.Time) {
+	f.OnDelivered = func(msg int32, now sim.Time) {
 		times = append(times, now)
 		if k := int(msg) + 1; k < legs {
-			f.tr.Send(1-k%2, k%2, int32(k), size) // leg k: host 1−k%2 → host k%2
+			f.Send(1-k%2, k%2, int32(k), size) // leg k: host 1−k%2 → host k%2
 		}
 	}
-	f.tr.Send(1, 0, 0, size)
-	f.sc.Run(-1)
+	f.Send(1, 0, 0, size)
+	f.Run(-1)
 	if len(times) != legs {
 		t.Fatalf("%d legs delivered", len(times))
 	}
 	want := alone(size) + (legs-1)*(alone(size)+tx(fCtrl))
 	if times[legs-1] != want {
 		t.Fatalf("last leg at %v, want %v", times[legs-1], want)
-	}
-	if b := f.tp.Net.Balance(); !b.OK {
-		t.Fatalf("balance %+v", b)
 	}
 }

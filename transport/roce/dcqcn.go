@@ -90,7 +90,6 @@ const NoDeadline units.Duration = math.MaxInt64
 // Rates are integers (bits/s); α is a float64 updated with explicit rounding
 // after every operation, so results are bit-identical on every platform.
 type ReactionPoint struct {
-	p    DCQCNParams
 	line units.Rate
 
 	limited bool           // rate limiter engaged (an episode is running)
@@ -111,6 +110,8 @@ type ReactionPoint struct {
 	bytes  units.Size     // bytes towards the next byte-counter event
 
 	cuts, increases uint64
+
+	p DCQCNParams // last: the fields above are the per-packet ones
 }
 
 // NewReactionPoint returns a reaction point for a QP on a link of lineRate.

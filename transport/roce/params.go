@@ -4,7 +4,7 @@ import "fabriclab/units"
 
 // DCQCNParams are the reaction-point (sender) and notification-point
 // (receiver) knobs of DCQCN, named as a commercial tester names them. See
-// DESIGN.md "DCQCN reference values" and the README for units and defaults.
+// the README's "DCQCN knobs" for units and defaults.
 type DCQCNParams struct {
 	// Enabled false means PFC only: CNPs are neither sent nor acted on.
 	Enabled bool
@@ -22,7 +22,7 @@ type DCQCNParams struct {
 	MinDecreaseFactor float64
 	// DecreaseCoefficient is the fraction of α one cut removes: RC ← RC·(1 −
 	// α·DecreaseCoefficient), still bounded by MinDecreaseFactor. 0.5 is the
-	// NIC's factory rpg_gd = 11, which DESIGN.md's reference table reads as
+	// NIC's factory rpg_gd = 11, which the README's "DCQCN knobs" table reads as
 	// "cut = rate·α/2" (the DCQCN paper's RC·(1 − α/2)). Other rpg_gd values
 	// are not converted here: set the fraction itself, in (0, 1].
 	DecreaseCoefficient float64

@@ -12,7 +12,7 @@ import (
 //
 //	off                   PFC only: CNPs are neither sent nor acted on.
 //	default               conservative NIC factory values (ConnectX-4 Lx/5
-//	                      firmware defaults, DESIGN.md "DCQCN reference values").
+//	                      firmware defaults, README "DCQCN knobs", default column).
 //	paper                 the values of the DCQCN paper (SIGCOMM 2015).
 //	tuned-ramp            default, but increase events come ~8–30× more often.
 //	tuned-increased-step  default, but each increase step is ~200× larger.
@@ -20,7 +20,7 @@ import (
 //	                      line rate within tens of microseconds.
 //
 // The three tuned presets reproduce the tuning sequence of a test-equipment
-// vendor's 32×400G all-to-all demo (DESIGN.md, reproduction 2). tuned-ramp and
+// vendor's 32×400G all-to-all demo (README, reproduction 2). tuned-ramp and
 // tuned-increased-step each change ONE group of knobs relative to default
 // (when increase events happen, resp. how large they are), so that comparing
 // them with default isolates each effect; tuned-final combines both.
@@ -57,7 +57,7 @@ func PresetNames() []string {
 	return names
 }
 
-// presetDefault: NIC factory defaults, exactly DESIGN.md's table. Fixed-point
+// presetDefault: NIC factory defaults, exactly README "DCQCN knobs". Fixed-point
 // NIC values are converted: dce_tcp_g=1019 and initial_alpha_value=1023 are
 // in 1/1024 units, rpg_byte_reset=32767 is in 64-byte units.
 func presetDefault() DCQCNParams {
@@ -68,7 +68,7 @@ func presetDefault() DCQCNParams {
 		InitialAlpha:        1023.0 / 1024,
 		RateOnFirstCNP:      0,
 		MinDecreaseFactor:   0.5,
-		DecreaseCoefficient: 0.5, // rpg_gd 11: a cut of RC·α/2 (DESIGN.md)
+		DecreaseCoefficient: 0.5, // rpg_gd 11: a cut of RC·α/2 (README "DCQCN knobs")
 		DecreaseInterval:    4 * units.Microsecond,
 		MinRate:             1 * units.Mbps,
 		ClampTargetRate:     false,

@@ -54,7 +54,7 @@ func TestUnknownPresetErrorListsValidNames(t *testing.T) {
 	}
 }
 
-// The default preset is DESIGN.md's "DCQCN reference values" table.
+// The default preset is the default column of the README's "DCQCN knobs" table.
 func TestDefaultPresetIsTheDesignTable(t *testing.T) {
 	want := DCQCNParams{
 		Enabled:             true,

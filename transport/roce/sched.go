@@ -1,6 +1,6 @@
 package roce
 
-// qpHeap orders rate-limited QPs by the time they may send next (ties by QP
+// qpHeap orders rate-limited QPs by the time they may send next (SendAt) (ties by QP
 // index, so the order is deterministic).
 type qpHeap struct{ h []*sendQP }
 
@@ -8,8 +8,8 @@ func (h *qpHeap) len() int     { return len(h.h) }
 func (h *qpHeap) min() *sendQP { return h.h[0] }
 func (h *qpHeap) less(i, j int) bool {
 	a, b := h.h[i], h.h[j]
-	if a.nextSend != b.nextSend {
-		return a.nextSend < b.nextSend
+	if a.SendAt() != b.SendAt() {
+		return a.SendAt() < b.SendAt()
 	}
 	return a.idx < b.idx
 }

@@ -10,7 +10,7 @@ func TestQPHeapOrder(t *testing.T) {
 	var h qpHeap
 	times := []int64{50, 10, 30, 10, 70, 20}
 	for i, ti := range times {
-		h.push(&sendQP{idx: int32(i), nextSend: sim.Time(ti)})
+		h.push(&sendQP{idx: int32(i), Sender: Sender{nextSend: sim.Time(ti)}})
 	}
 	var got []int32
 	for h.len() > 0 {
@@ -32,7 +32,7 @@ func TestQPHeapUpAfterDecrease(t *testing.T) {
 	var h qpHeap
 	qs := make([]*sendQP, 6)
 	for i := range qs {
-		qs[i] = &sendQP{idx: int32(i), nextSend: sim.Time(100 + 10*i)}
+		qs[i] = &sendQP{idx: int32(i), Sender: Sender{nextSend: sim.Time(100 + 10*i)}}
 		h.push(qs[i])
 	}
 	qs[5].nextSend = 5

@@ -4,14 +4,16 @@ package tcp
 // hosts of a fabric.Network. This file owns only I/O and timers; every
 // window, ECN and loss decision is the state machines'.
 //
-// Packet mapping (fabric.Packet's generic header fields):
+// Packet mapping (fabric.Packet's common fields, and TCP's words of
+// fabric.Packet.Hdr: Hdr[hdrEcho] the timestamp option, Hdr[hdrFlags] the
+// flag bits):
 //
 //	data (fabric.Data, Config.DataPrio): PSN = Seq, Payload = Len,
-//	  Wire = Len + Overhead, Echo = SentAt (the timestamp option),
-//	  Msg = the message holding the first byte, Flags bit flagRetransmit,
+//	  Wire = Len + Overhead, Hdr[hdrEcho] = SentAt (the timestamp option),
+//	  Msg = the message holding the first byte, flag flagRetransmit,
 //	  CE set by switches.
-//	ACK (fabric.Ack, Config.AckPrio): PSN = cumulative Ack, Flags bit
-//	  flagECE, Echo = the echoed SentAt, Wire = ControlWire.
+//	ACK (fabric.Ack, Config.AckPrio): PSN = cumulative Ack, flag flagECE,
+//	  Hdr[hdrEcho] = the echoed SentAt, Wire = ControlWire.
 //	SrcQP / DstQP are the connection's index at the sending and at the
 //	  receiving end (swapped on ACKs): they stand in for TCP ports, so ECMP
 //	  hashes every connection as its own 5-tuple.
@@ -25,8 +27,8 @@ package tcp
 import (
 	"fabriclab/fabric"
 	"fabriclab/internal/ring"
-	"fabriclab/metrics"
 	"fabriclab/sim"
+	"fabriclab/transport/nic"
 	"fabriclab/units"
 )
 
@@ -56,22 +58,26 @@ type Config struct {
 // DefaultControlWire is the wire size of a pure ACK when Config leaves it 0.
 const DefaultControlWire = 84
 
-// Flag bits in fabric.Packet.Flags.
+// TCP's words of fabric.Packet.Hdr.
+const (
+	hdrEcho  = 0 // the timestamp option (a sim.Time)
+	hdrFlags = 1 // flag bits
+)
+
+// Flag bits in Hdr[hdrFlags].
 const (
 	flagECE        = 1 << 0 // ACK: ECN echo
 	flagRetransmit = 1 << 1 // data: sent before (diagnostics only)
 )
 
-// Transport is the TCP layer of every host of one simulation.
+// Transport is the TCP layer of every host of one simulation. Its shell
+// (transport/nic) holds the NICs, OnDelivered (called when the last byte of
+// message msg, and of every message before it on its connection, reaches
+// the receiver) and DeliveredPayload (payload bytes received in order:
+// progress).
 type Transport struct {
-	cfg  Config
-	net  *fabric.Network
-	NICs []*NIC
-	// OnDelivered is called when the last byte of message msg (and of every
-	// message before it on its connection) reaches the receiver.
-	OnDelivered func(msg int32, now sim.Time)
-	// DeliveredPayload counts payload bytes received in order (progress).
-	DeliveredPayload int64
+	nic.Shell[*NIC]
+	cfg Config
 
 	// Scratch buffers reused on the per-packet path.
 	acks []Ack
@@ -91,16 +97,8 @@ func New(net *fabric.Network, cfg Config) *Transport {
 	if cfg.AckEvery < 1 {
 		cfg.AckEvery = 1
 	}
-	t := &Transport{cfg: cfg, net: net, acks: make([]Ack, 0, 4), done: make([]Done, 0, 4)}
-	t.NICs = make([]*NIC, len(net.HostPorts))
-	for h, pt := range net.HostPorts {
-		if pt == nil {
-			continue
-		}
-		nic := &NIC{t: t, host: int32(h), port: pt, name: fabric.HostName(h)}
-		t.NICs[h] = nic
-		net.SetHost(h, nic, nic)
-	}
+	t := &Transport{cfg: cfg, acks: make([]Ack, 0, 4), done: make([]Done, 0, 4)}
+	t.Attach(net, func(int, *fabric.Port) *NIC { return &NIC{t: t} })
 	return t
 }
 
@@ -138,9 +136,6 @@ func withDefaults(p Params) Params {
 
 // Params returns the connection parameters in use (defaults filled in).
 func (t *Transport) Params() Params { return t.cfg.Params }
-
-// SetName renames host h's NIC (as ports and counters show it).
-func (t *Transport) SetName(h int, name string) { t.NICs[h].name = name }
 
 // Conn is a handle to one connection (sending side at Src).
 type Conn struct {
@@ -180,7 +175,7 @@ func (t *Transport) Post(c Conn, msg int32, bytes int64) {
 	n := units.Size(max(bytes, 1))
 	id := uint64(uint32(msg))
 	t.NICs[c.Dst].recv[q.peer].r.Expect(id, n)
-	q.s.Submit(t.net.Sched.Now(), id, n)
+	q.s.Submit(t.Net.Sched.Now(), id, n)
 	q.nic.activate(q)
 }
 
@@ -192,21 +187,6 @@ func (t *Transport) Sender(c Conn) *Sender { return t.NICs[c.Src].send[c.idx].s 
 func (t *Transport) Receiver(c Conn) *Receiver {
 	q := t.NICs[c.Src].send[c.idx]
 	return t.NICs[c.Dst].recv[q.peer].r
-}
-
-// Counters sums every NIC's transport counters: Retransmits (data segments
-// sent again, fast retransmit and go-back-N after an RTO), Timeouts (RTO
-// expiries) and OutOfOrder (segments that arrived beyond a hole). Packets
-// and bytes sent are counted by the host ports (Port.Counters), not here,
-// so that adding both never counts a packet twice.
-func (t *Transport) Counters() metrics.Counters {
-	var c metrics.Counters
-	for _, n := range t.NICs {
-		if n != nil {
-			c.Add(n.C)
-		}
-	}
-	return c
 }
 
 // Stats sums the state machines' own counters over every connection
@@ -245,22 +225,20 @@ func (t *Transport) Stats() (Counts, RecvCounts) {
 
 // NIC is one host adapter: the host's port, the sending halves of the
 // connections that start here (served round-robin) and the receiving
-// halves of those that end here.
+// halves of those that end here. Its counters (C; the shell's Counters sums
+// them) are Retransmits (data segments sent again, fast retransmit and
+// go-back-N after an RTO), Timeouts (RTO expiries) and OutOfOrder (segments
+// that arrived beyond a hole). Packets and bytes sent are counted by the
+// host ports (Port.Counters), not here, so that adding both never counts a
+// packet twice.
 type NIC struct {
+	nic.Host
 	t    *Transport
-	host int32
-	name string
-	port *fabric.Port
 	send []*sconn
 	recv []*rconn
 
 	active ring.Ring[*sconn] // connections that may have a segment to send
-	// C holds this NIC's transport counters (see Transport.Counters).
-	C metrics.Counters
 }
-
-// Name implements fabric.Node.
-func (n *NIC) Name() string { return n.name }
 
 // sconn is the sending half of a connection.
 type sconn struct {
@@ -291,7 +269,7 @@ func (n *NIC) activate(q *sconn) {
 	}
 	q.inActive = true
 	n.active.Push(q)
-	n.port.Kick()
+	n.Port.Kick()
 }
 
 // Pull implements fabric.Feeder: the next data segment, round-robin over
@@ -315,19 +293,19 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 			q.inActive = false
 		}
 		q.arm() // the first segment of a flight starts the RTO timer
-		p := n.t.net.Pool.Get()
+		p := n.Net.Pool.Get()
 		p.Kind = fabric.Data
 		p.Prio = cfg.DataPrio
-		p.Src, p.Dst = n.host, q.dst
+		p.Src, p.Dst = n.ID, q.dst
 		p.SrcQP, p.DstQP = q.idx, q.peer
 		p.PSN = int64(seg.Seq)
 		p.Payload = int32(seg.Len)
 		p.Wire = p.Payload + cfg.Overhead
 		p.Msg = int32(uint32(seg.Msg))
-		p.Echo = seg.SentAt
+		p.Hdr[hdrEcho] = uint64(seg.SentAt)
 		p.SentAt = now
 		if seg.Retransmit {
-			p.Flags = flagRetransmit
+			p.Hdr[hdrFlags] = flagRetransmit
 			n.C.Retransmits++
 		}
 		return p
@@ -337,7 +315,7 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 
 // Receive implements fabric.Node.
 func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
-	now := n.t.net.Sched.Now()
+	now := n.Net.Sched.Now()
 	switch p.Kind {
 	case fabric.Data:
 		if int(p.DstQP) < len(n.recv) {
@@ -348,11 +326,11 @@ func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
 			n.send[p.DstQP].onAck(now, p)
 		}
 	}
-	n.t.net.Consume(p)
+	n.Net.Consume(p)
 }
 
 func (q *sconn) onAck(now sim.Time, p *fabric.Packet) {
-	q.s.OnAck(now, Ack{Ack: units.Size(p.PSN), ECE: p.Flags&flagECE != 0, Echo: p.Echo})
+	q.s.OnAck(now, Ack{Ack: units.Size(p.PSN), ECE: p.Hdr[hdrFlags]&flagECE != 0, Echo: sim.Time(p.Hdr[hdrEcho])})
 	q.afterInput()
 }
 
@@ -368,7 +346,7 @@ func (q *sconn) afterInput() {
 // arm makes sure a timer event is pending at or before the sender's
 // deadline. Only a deadline earlier than the pending event schedules a new
 // one; a later one is picked up when the pending event fires.
-func (q *sconn) arm() { q.timer.Arm(q.nic.t.net.Sched, q.s.NextDeadline(), q, 0) }
+func (q *sconn) arm() { q.timer.Arm(q.nic.Net.Sched, q.s.NextDeadline(), q, 0) }
 
 // OnEvent implements sim.Handler: the retransmission timer.
 func (q *sconn) OnEvent(now sim.Time, _ uint64) {
@@ -384,8 +362,8 @@ func (q *sconn) OnEvent(now sim.Time, _ uint64) {
 func (r *rconn) onData(now sim.Time, p *fabric.Packet) {
 	t := r.nic.t
 	before, ooo := r.r.Received(), r.r.Counts.OutOfOrder
-	seg := Segment{Seq: units.Size(p.PSN), Len: units.Size(p.Payload), SentAt: p.Echo, CE: p.CE,
-		Retransmit: p.Flags&flagRetransmit != 0}
+	seg := Segment{Seq: units.Size(p.PSN), Len: units.Size(p.Payload), SentAt: sim.Time(p.Hdr[hdrEcho]), CE: p.CE,
+		Retransmit: p.Hdr[hdrFlags]&flagRetransmit != 0}
 	t.acks = r.r.OnSegment(now, seg, t.acks[:0])
 	r.nic.C.OutOfOrder += int64(r.r.Counts.OutOfOrder - ooo)
 	t.DeliveredPayload += int64(r.r.Received() - before)
@@ -403,22 +381,22 @@ func (r *rconn) sendAcks() {
 	n := r.nic
 	cfg := &n.t.cfg
 	for _, a := range n.t.acks {
-		p := n.t.net.Pool.Get()
+		p := n.Net.Pool.Get()
 		p.Kind = fabric.Ack
 		p.Prio = cfg.AckPrio
 		p.Wire = cfg.ControlWire
-		p.Src, p.Dst = n.host, r.src
+		p.Src, p.Dst = n.ID, r.src
 		p.SrcQP, p.DstQP = r.idx, r.peer
 		p.PSN = int64(a.Ack)
-		p.Echo = a.Echo
+		p.Hdr[hdrEcho] = uint64(a.Echo)
 		if a.ECE {
-			p.Flags = flagECE
+			p.Hdr[hdrFlags] = flagECE
 		}
-		n.port.Enqueue(p)
+		n.Port.Enqueue(p)
 	}
 }
 
-func (r *rconn) arm() { r.timer.Arm(r.nic.t.net.Sched, r.r.NextDeadline(), r, 0) }
+func (r *rconn) arm() { r.timer.Arm(r.nic.Net.Sched, r.r.NextDeadline(), r, 0) }
 
 // OnEvent implements sim.Handler: the delayed-ACK timer.
 func (r *rconn) OnEvent(now sim.Time, _ uint64) {

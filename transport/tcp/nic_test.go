@@ -1,8 +1,9 @@
 package tcp
 
-// Fabric tests of the adapter. The fixture is a dumbbell built with
-// topo.Build: hosts 0,1 on leaf0 and 2,3 on leaf1, one spine; host links
-// 40 Gb/s, fabric links 10 Gb/s, 1 µs per link. A flow from leaf0 to leaf1
+// Fabric tests of the adapter, on the fabrictest rig (which checks bytes,
+// packets and single delivery after every run). The fixture is a dumbbell:
+// hosts 0,1 on leaf0 and 2,3 on leaf1, one spine; host links 40 Gb/s,
+// fabric links 10 Gb/s, 1 µs per link. A flow from leaf0 to leaf1
 // is bottlenecked at leaf0's uplink (10 Gb/s), where the queue builds and
 // the switch marks: step marking at K (kmin = kmax = K, pmax = 1), PFC off,
 // a finite lossy buffer. MSS 1460 B + 78 B overhead = 1538 B on the wire.
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"fabriclab/fabric"
+	"fabriclab/internal/fabrictest"
 	"fabriclab/sim"
 	"fabriclab/topo"
 	"fabriclab/units"
@@ -45,18 +47,15 @@ func dumbbell() fixture {
 	return fixture{Spines: 1, HostsPerLeaf: 2, Hosts: 4, K: kBytes, Buffer: 1 << 20, Params: p, AckEvery: 1, Seed: 1}
 }
 
+// rig is the fabrictest rig (bytes, packets and single delivery checked
+// after every run) with TCP on every host.
 type rig struct {
-	sc *sim.Scheduler
-	tp *topo.Topology
+	*fabrictest.Rig
 	tr *Transport
-	// delivered[msg] is when msg was delivered (−1 = not yet).
-	delivered map[int32]sim.Time
-	order     []int32
 }
 
 func (f fixture) build(t testing.TB) *rig {
 	t.Helper()
-	sc := sim.NewScheduler()
 	sw := &fabric.SwitchConfig{Buffer: f.Buffer, MaxPacketWire: wire}
 	if f.K > 0 {
 		sw.ECN, sw.KMin, sw.KMax, sw.PMax = true, f.K, f.K, 1
@@ -65,34 +64,23 @@ func (f fixture) build(t testing.TB) *rig {
 		sw.Lossless[0] = true
 		sw.XOFF, sw.XON = 64<<10, 60<<10
 	}
-	tp, err := topo.Build(sc, f.Seed, topo.Spec{Kind: "leaf-spine", Hosts: f.Hosts, HostsPerLeaf: f.HostsPerLeaf, Spines: f.Spines,
-		HostLink:   topo.Link{Rate: hostBW, Delay: linkDly},
-		FabricLink: topo.Link{Rate: fabBW, Delay: linkDly},
-		Switch:     sw, ECMPSeed: f.Seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := New(tp.Net, Config{Params: f.Params, Overhead: ovh, AckEvery: f.AckEvery, AckDelay: f.AckDelay, DataPrio: 0, AckPrio: 6})
-	r := &rig{sc: sc, tp: tp, tr: tr, delivered: map[int32]sim.Time{}}
-	tr.OnDelivered = func(msg int32, now sim.Time) {
-		if _, dup := r.delivered[msg]; dup {
-			t.Errorf("message %d delivered twice", msg)
-		}
-		r.delivered[msg] = now
-		r.order = append(r.order, msg)
-	}
+	spec := fabrictest.LeafSpine(f.Hosts, f.HostsPerLeaf, f.Spines,
+		topo.Link{Rate: hostBW, Delay: linkDly}, topo.Link{Rate: fabBW, Delay: linkDly}, sw)
+	spec.ECMPSeed = f.Seed
+	r := &rig{Rig: fabrictest.New(t, f.Seed, spec)}
+	r.tr = New(r.Net, Config{Params: f.Params, Overhead: ovh, AckEvery: f.AckEvery, AckDelay: f.AckDelay, DataPrio: 0, AckPrio: 6})
+	fabrictest.Attach(r.Rig, &r.tr.Shell, nil)
 	return r
 }
 
-// uplink is leaf0's port toward the spine: the bottleneck of leaf0→leaf1.
-func (r *rig) uplink() *fabric.Port { return r.tp.Edge[0].Next[r.tp.Hosts-1][0] }
-
-func (r *rig) checkBalance(t *testing.T) {
-	t.Helper()
-	if b := r.tp.Net.Balance(); !b.OK {
-		t.Fatalf("bytes not conserved: %+v", b)
-	}
+// post posts message msg on connection c (and tells the rig to expect it).
+func (r *rig) post(c Conn, msg int32, bytes int64) {
+	r.Expect(msg, bytes)
+	r.tr.Post(c, msg, bytes)
 }
+
+// uplink is leaf0's port toward the spine: the bottleneck of leaf0→leaf1.
+func (r *rig) uplink() *fabric.Port { return r.Topo.Edge[0].Next[r.Topo.Hosts-1][0] }
 
 // sampler records a port's queue every period in [from, to).
 type sampler struct {
@@ -173,16 +161,15 @@ func TestShortMessageCompletesInLatencyPlusSerialization(t *testing.T) {
 	for _, size := range []int64{1, 100, mss, 10000, 10 * mss} {
 		r := dumbbell().build(t)
 		c := r.tr.Connect(0, 2)
-		r.tr.Post(c, 7, size)
-		r.sc.Run(-1)
+		r.post(c, 7, size)
+		r.Run(-1)
 		want := idealFCT(size, path, linkDly)
-		if got, ok := r.delivered[7]; !ok || got != want {
+		if got, ok := r.Delivered[7]; !ok || got != want {
 			t.Errorf("%d B: delivered at %v (%v), want %v", size, got, ok, want)
 		}
-		if r.tr.Sender(c).Acked() != units.Size(size) || r.tp.Net.Pool.Live != 0 {
-			t.Errorf("%d B: acked %d, live packets %d", size, r.tr.Sender(c).Acked(), r.tp.Net.Pool.Live)
+		if r.tr.Sender(c).Acked() != units.Size(size) {
+			t.Errorf("%d B: acked %d", size, r.tr.Sender(c).Acked())
 		}
-		r.checkBalance(t)
 	}
 }
 
@@ -194,11 +181,11 @@ func TestMessageBeyondTheInitialWindowWaitsForAcks(t *testing.T) {
 	f.Params.InitCwnd = 1
 	r := f.build(t)
 	c := r.tr.Connect(0, 2)
-	r.tr.Post(c, 1, 3*mss)
-	r.sc.Run(-1)
+	r.post(c, 1, 3*mss)
+	r.Run(-1)
 	ideal := idealFCT(3*mss, []units.Rate{hostBW, fabBW, fabBW, hostBW}, linkDly)
-	t.Logf("3 segments, InitCwnd 1: %v (back-to-back %v)", r.delivered[1], ideal)
-	if got := r.delivered[1]; got < ideal+8*us {
+	t.Logf("3 segments, InitCwnd 1: %v (back-to-back %v)", r.Delivered[1], ideal)
+	if got := r.Delivered[1]; got < ideal+8*us {
 		t.Fatalf("3 segments at %v, back-to-back bound %v: the window was not respected", got, ideal)
 	}
 }
@@ -207,11 +194,11 @@ func TestMessageBeyondTheInitialWindowWaitsForAcks(t *testing.T) {
 // of the bottleneck's wire rate (payload scaled by wire/MSS: full segments).
 func steady(r *rig, cs []Conn, from, to sim.Time) []float64 {
 	start := make([]units.Size, len(cs))
-	r.sc.Run(from)
+	r.Run(from)
 	for i, c := range cs {
 		start[i] = r.tr.Receiver(c).Received()
 	}
-	r.sc.Run(to)
+	r.Run(to)
 	out := make([]float64, len(cs))
 	for i, c := range cs {
 		b := float64(r.tr.Receiver(c).Received()-start[i]) * wire / mss
@@ -229,22 +216,21 @@ func TestDCTCPSingleFlowLineRateQueueAroundK(t *testing.T) {
 			f.AckEvery, f.AckDelay = every, 10*us
 			r := f.build(t)
 			c := r.tr.Connect(0, 2)
-			r.tr.Post(c, 1, 1<<30)
-			s := sample(r.sc, r.uplink(), 2*units.Millisecond, 10*units.Millisecond, 1*us)
+			r.post(c, 1, 1<<30)
+			s := sample(r.Sched, r.uplink(), 2*units.Millisecond, 10*units.Millisecond, 1*us)
 			thr := steady(r, []Conn{c}, 2*units.Millisecond, 10*units.Millisecond)[0]
 			snd := r.tr.Sender(c)
 			t.Logf("throughput %.4f of 10G; queue mean %.0f B (K = %d B) σ %.0f min %d max %d; α %.3f cwnd %d; drops %d, marks %d",
-				thr, s.mean(), kBytes, s.std(), s.min, s.max, snd.Alpha(), snd.Cwnd(), r.tp.Net.DroppedPackets, r.uplink().C.ECNMarks)
+				thr, s.mean(), kBytes, s.std(), s.min, s.max, snd.Alpha(), snd.Cwnd(), r.Net.DroppedPackets, r.uplink().C.ECNMarks)
 			if thr < 0.9 {
 				t.Errorf("throughput %.3f of the bottleneck, want ≥ 0.9", thr)
 			}
 			if m := s.mean(); m < 0.5*kBytes || m > 1.5*kBytes {
 				t.Errorf("mean queue %.0f B, want around K = %d B", m, kBytes)
 			}
-			if s.max > 3*kBytes || r.tp.Net.DroppedPackets > 0 {
-				t.Errorf("queue peaked at %d B, drops %d", s.max, r.tp.Net.DroppedPackets)
+			if s.max > 3*kBytes || r.Net.DroppedPackets > 0 {
+				t.Errorf("queue peaked at %d B, drops %d", s.max, r.Net.DroppedPackets)
 			}
-			r.checkBalance(t)
 		})
 	}
 }
@@ -264,10 +250,10 @@ func jain(x []float64) float64 {
 func TestDCTCPTwoFlowsShareFairly(t *testing.T) {
 	r := dumbbell().build(t)
 	a, b := r.tr.Connect(0, 2), r.tr.Connect(1, 2)
-	r.tr.Post(a, 1, 1<<30)
-	r.sc.Run(units.Millisecond)
-	r.tr.Post(b, 2, 1<<30)
-	s := sample(r.sc, r.uplink(), 4*units.Millisecond, 14*units.Millisecond, 1*us)
+	r.post(a, 1, 1<<30)
+	r.Run(units.Millisecond)
+	r.post(b, 2, 1<<30)
+	s := sample(r.Sched, r.uplink(), 4*units.Millisecond, 14*units.Millisecond, 1*us)
 	x := steady(r, []Conn{a, b}, 4*units.Millisecond, 14*units.Millisecond)
 	j := jain(x)
 	t.Logf("shares %.4f %.4f (sum %.4f) Jain %.4f; queue mean %.0f B σ %.0f max %d", x[0], x[1], x[0]+x[1], j, s.mean(), s.std(), s.max)
@@ -277,7 +263,6 @@ func TestDCTCPTwoFlowsShareFairly(t *testing.T) {
 	if x[0]+x[1] < 0.9 {
 		t.Errorf("total %.3f of the bottleneck", x[0]+x[1])
 	}
-	r.checkBalance(t)
 }
 
 // 3. A buffer of 6 segments (marking at 3) cannot hold what two
@@ -297,29 +282,25 @@ func TestLossEveryMessageCompletes(t *testing.T) {
 				for dst := 2; dst < 4; dst++ {
 					c := r.tr.Connect(src, dst)
 					for k := 0; k < 5; k++ {
-						r.tr.Post(c, int32(msgs), int64(1000+97*msgs*msgs)%300_000+1)
+						r.post(c, int32(msgs), int64(1000+97*msgs*msgs)%300_000+1)
 						msgs++
 					}
 				}
 			}
-			end := r.sc.Run(-1)
+			end := r.Run(-1)
 			s, rc := r.tr.Stats()
 			cn := r.tr.Counters()
 			t.Logf("done at %v: drops %d, retransmits %d (fast %d), timeouts %d, out of order %d, ECN cuts %d",
-				end, r.tp.Net.DroppedPackets, cn.Retransmits, s.FastRetransmits, cn.Timeouts, rc.OutOfOrder, s.ECNCuts)
-			if len(r.delivered) != msgs {
-				t.Fatalf("%d of %d messages delivered", len(r.delivered), msgs)
+				end, r.Net.DroppedPackets, cn.Retransmits, s.FastRetransmits, cn.Timeouts, rc.OutOfOrder, s.ECNCuts)
+			if len(r.Delivered) != msgs {
+				t.Fatalf("%d of %d messages delivered", len(r.Delivered), msgs)
 			}
-			if r.tp.Net.DroppedPackets == 0 || cn.Retransmits == 0 {
-				t.Fatalf("drops %d retransmits %d: the test lost its point", r.tp.Net.DroppedPackets, cn.Retransmits)
+			if r.Net.DroppedPackets == 0 || cn.Retransmits == 0 {
+				t.Fatalf("drops %d retransmits %d: the test lost its point", r.Net.DroppedPackets, cn.Retransmits)
 			}
 			if cn.Retransmits != int64(s.Retransmits) || cn.Timeouts != int64(s.RTOs) || cn.OutOfOrder != int64(rc.OutOfOrder) {
 				t.Fatalf("NIC counters %+v disagree with the state machines %+v %+v", cn, s, rc)
 			}
-			if r.tp.Net.Pool.Live != 0 {
-				t.Fatalf("%d packets not returned to the pool", r.tp.Net.Pool.Live)
-			}
-			r.checkBalance(t)
 		})
 	}
 }
@@ -334,16 +315,15 @@ func TestTinyBufferNeedsTheRTOAndStillCompletes(t *testing.T) {
 	f.Buffer = 1 // lossy: only the 2-frame guarantee per queue remains
 	r := f.build(t)
 	a, b, c := r.tr.Connect(0, 2), r.tr.Connect(1, 2), r.tr.Connect(1, 3)
-	r.tr.Post(a, 1, 40*mss)
-	r.tr.Post(b, 2, 40*mss)
-	r.tr.Post(c, 3, 40*mss)
-	r.sc.Run(-1)
+	r.post(a, 1, 40*mss)
+	r.post(b, 2, 40*mss)
+	r.post(c, 3, 40*mss)
+	r.Run(-1)
 	cn := r.tr.Counters()
-	t.Logf("2-frame queues: drops %d, retransmits %d, timeouts %d, done at %v", r.tp.Net.DroppedPackets, cn.Retransmits, cn.Timeouts, r.sc.Now())
-	if len(r.delivered) != 3 || cn.Timeouts == 0 {
-		t.Fatalf("delivered %d, timeouts %d", len(r.delivered), cn.Timeouts)
+	t.Logf("2-frame queues: drops %d, retransmits %d, timeouts %d, done at %v", r.Net.DroppedPackets, cn.Retransmits, cn.Timeouts, r.Sched.Now())
+	if len(r.Delivered) != 3 || cn.Timeouts == 0 {
+		t.Fatalf("delivered %d, timeouts %d", len(r.Delivered), cn.Timeouts)
 	}
-	r.checkBalance(t)
 }
 
 // 4. Head-of-line blocking: a short message posted behind a long one on
@@ -353,24 +333,24 @@ func TestHeadOfLineBlockingOnOneConnection(t *testing.T) {
 	const long = 2 << 20
 	r := dumbbell().build(t)
 	c := r.tr.Connect(0, 2)
-	r.tr.Post(c, 1, long)
-	r.tr.Post(c, 2, 1000)
-	r.sc.Run(-1)
-	shared := r.delivered[2]
-	if !(r.delivered[2] >= r.delivered[1]) || !reflect.DeepEqual(r.order, []int32{1, 2}) {
-		t.Fatalf("same connection: long at %v, short at %v", r.delivered[1], r.delivered[2])
+	r.post(c, 1, long)
+	r.post(c, 2, 1000)
+	r.Run(-1)
+	shared := r.Delivered[2]
+	if !(r.Delivered[2] >= r.Delivered[1]) || !reflect.DeepEqual(r.Order, []int32{1, 2}) {
+		t.Fatalf("same connection: long at %v, short at %v", r.Delivered[1], r.Delivered[2])
 	}
 
 	r = dumbbell().build(t)
 	c1, c2 := r.tr.Connect(0, 2), r.tr.Connect(0, 2)
-	r.tr.Post(c1, 1, long)
-	r.tr.Post(c2, 2, 1000)
-	r.sc.Run(-1)
+	r.post(c1, 1, long)
+	r.post(c2, 2, 1000)
+	r.Run(-1)
 	alone := idealFCT(1000, []units.Rate{hostBW, fabBW, fabBW, hostBW}, linkDly)
 	t.Logf("short behind long on one connection: %v (long %v); on its own connection: %v (alone on the idle path %v)",
-		shared, r.delivered[1], r.delivered[2], alone)
-	if r.delivered[2] > 10*alone || r.delivered[2]*10 > r.delivered[1] {
-		t.Fatalf("separate connections: short at %v, long at %v", r.delivered[2], r.delivered[1])
+		shared, r.Delivered[1], r.Delivered[2], alone)
+	if r.Delivered[2] > 10*alone || r.Delivered[2]*10 > r.Delivered[1] {
+		t.Fatalf("separate connections: short at %v, long at %v", r.Delivered[2], r.Delivered[1])
 	}
 }
 
@@ -391,12 +371,11 @@ func TestDCTCPKeepsASmallerQueueThanTCP(t *testing.T) {
 		f.Params.Mode, f.Params.NoECN = mode, noECN
 		r := f.build(t)
 		a, b := r.tr.Connect(0, 2), r.tr.Connect(1, 3)
-		r.tr.Post(a, 1, 1<<30)
-		r.tr.Post(b, 2, 1<<30)
-		s := sample(r.sc, r.uplink(), 5*units.Millisecond, 25*units.Millisecond, 1*us)
+		r.post(a, 1, 1<<30)
+		r.post(b, 2, 1<<30)
+		s := sample(r.Sched, r.uplink(), 5*units.Millisecond, 25*units.Millisecond, 1*us)
 		x := steady(r, []Conn{a, b}, 5*units.Millisecond, 25*units.Millisecond)
-		r.checkBalance(t)
-		return res{s.mean(), s.std(), s.max, x[0] + x[1], r.tp.Net.DroppedPackets}
+		return res{s.mean(), s.std(), s.max, x[0] + x[1], r.Net.DroppedPackets}
 	}
 	tcp := run(Reno, true)
 	ecn := run(Reno, false)
@@ -433,21 +412,20 @@ func TestDeterministicForASeed(t *testing.T) {
 			for k := 0; k < 3; k++ {
 				c := r.tr.Connect(src, 4+rng.IntN(4))
 				for m := 0; m < 4; m++ {
-					r.tr.Post(c, msg, 1+rng.Int64N(200_000))
+					r.post(c, msg, 1+rng.Int64N(200_000))
 					msg++
 				}
 			}
 		}
-		r.sc.Run(-1)
-		if len(r.delivered) != int(msg) {
-			t.Fatalf("%d of %d delivered", len(r.delivered), msg)
+		r.Run(-1)
+		if len(r.Delivered) != int(msg) {
+			t.Fatalf("%d of %d delivered", len(r.Delivered), msg)
 		}
-		r.checkBalance(t)
-		times := make([]sim.Time, len(r.order))
-		for i, m := range r.order {
-			times[i] = r.delivered[m]
+		times := make([]sim.Time, len(r.Order))
+		for i, m := range r.Order {
+			times[i] = r.Delivered[m]
 		}
-		return r.order, times, r.sc.Executed
+		return r.Order, times, r.Sched.Executed
 	}
 	o1, t1, e1 := run(42)
 	o2, t2, e2 := run(42)
@@ -469,18 +447,17 @@ func TestPFCPausesTheNICWithoutLoss(t *testing.T) {
 	f.Params.Mode, f.Params.NoECN = Reno, true
 	r := f.build(t)
 	for src := 0; src < 5; src++ {
-		r.tr.Post(r.tr.Connect(src, 5), int32(src), 2<<20)
+		r.post(r.tr.Connect(src, 5), int32(src), 2<<20)
 	}
-	r.sc.Run(-1)
+	r.Run(-1)
 	var pauses int64
 	for h := 0; h < 5; h++ {
-		pauses += r.tp.Net.HostPorts[h].C.PFCPausesRecv
+		pauses += r.Net.HostPorts[h].C.PFCPausesRecv
 	}
-	t.Logf("incast 5→1 lossless: %d pauses at the NICs, drops %d, done at %v", pauses, r.tp.Net.DroppedPackets, r.sc.Now())
-	if len(r.delivered) != 5 || r.tp.Net.DroppedPackets != 0 || pauses == 0 {
-		t.Fatalf("delivered %d, drops %d, NIC pauses %d", len(r.delivered), r.tp.Net.DroppedPackets, pauses)
+	t.Logf("incast 5→1 lossless: %d pauses at the NICs, drops %d, done at %v", pauses, r.Net.DroppedPackets, r.Sched.Now())
+	if len(r.Delivered) != 5 || r.Net.DroppedPackets != 0 || pauses == 0 {
+		t.Fatalf("delivered %d, drops %d, NIC pauses %d", len(r.Delivered), r.Net.DroppedPackets, pauses)
 	}
-	r.checkBalance(t)
 }
 
 // Delayed ACKs: with AckEvery = 2 a lone segment is acknowledged by the
@@ -490,20 +467,20 @@ func TestDelayedAckTimerAcknowledgesALoneSegment(t *testing.T) {
 	f.AckEvery, f.AckDelay = 2, 20*us
 	r := f.build(t)
 	c := r.tr.Connect(0, 2)
-	r.tr.Post(c, 1, 500)
-	r.sc.Run(10 * us)
-	arrived, ok := r.delivered[1]
+	r.post(c, 1, 500)
+	r.Run(10 * us)
+	arrived, ok := r.Delivered[1]
 	if !ok {
 		t.Fatal("not delivered in 10 µs")
 	}
 	// The ACK leaves host 2 at arrived + 20 µs and crosses 4 links of 1 µs
 	// (84 B: 16.8 ns at 40G, 67.2 ns at 10G).
 	at := arrived + 20*us + 4*us + 2*16_800 + 2*67_200
-	r.sc.Run(at - 1)
+	r.Run(at - 1)
 	if r.tr.Sender(c).Acked() != 0 {
 		t.Fatalf("acknowledged before %v", at)
 	}
-	r.sc.Run(at)
+	r.Run(at)
 	if r.tr.Sender(c).Acked() != 500 {
 		t.Fatalf("not acknowledged at %v", at)
 	}
@@ -517,10 +494,10 @@ func TestSteadyStreamDoesNotAllocate(t *testing.T) {
 		f := dumbbell()
 		f.AckEvery, f.AckDelay = every, 5*us
 		r := f.build(t)
-		r.tr.Post(r.tr.Connect(0, 2), 1, 1<<40)
-		r.tr.Post(r.tr.Connect(1, 3), 2, 1<<40)
-		r.sc.Run(2 * units.Millisecond)
-		allocs := testing.AllocsPerRun(20, func() { r.sc.Run(r.sc.Now() + 200*us) })
+		r.post(r.tr.Connect(0, 2), 1, 1<<40)
+		r.post(r.tr.Connect(1, 3), 2, 1<<40)
+		r.Run(2 * units.Millisecond)
+		allocs := testing.AllocsPerRun(20, func() { r.Sched.Run(r.Sched.Now() + 200*us) })
 		if allocs != 0 {
 			t.Fatalf("ackEvery %d: %.1f allocations per 200 µs of steady traffic", every, allocs)
 		}
@@ -530,14 +507,14 @@ func TestSteadyStreamDoesNotAllocate(t *testing.T) {
 // BenchmarkSteadyStream: ns per delivered data segment of two DCTCP flows.
 func BenchmarkSteadyStream(b *testing.B) {
 	r := dumbbell().build(b)
-	r.tr.Post(r.tr.Connect(0, 2), 1, 1<<50)
-	r.tr.Post(r.tr.Connect(1, 3), 2, 1<<50)
-	r.sc.Run(units.Millisecond)
+	r.post(r.tr.Connect(0, 2), 1, 1<<50)
+	r.post(r.tr.Connect(1, 3), 2, 1<<50)
+	r.Run(units.Millisecond)
 	seg0, _ := r.tr.Stats()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r.sc.Run(r.sc.Now() + 100*us)
+		r.Sched.Run(r.Sched.Now() + 100*us)
 	}
 	b.StopTimer()
 	seg1, _ := r.tr.Stats()
