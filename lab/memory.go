@@ -310,8 +310,9 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 	// map, the transport's), the queue entries of the messages released
 	// at once, the scheduler events of the others (appended one by one:
 	// the last regrowth holds the old array too), explain mode's
-	// per-message record. While the roots start, the executor's list of
-	// them (appended one by one). Then Result's lists beside all that.
+	// per-message record (the plan's connections and their map are sized
+	// from the estimate's count). While the roots start, the executor's
+	// list of them. Then Result's lists beside all that.
 	run := final + m*c.labMsg
 	tr := c.transport(spec.Transport.Kind)
 	conns := e.Conns
@@ -319,14 +320,14 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 		run += mapBytes(conns, c.connEntry) // the pool's next connection per pair
 		conns = min(conns*int64(k.TCP.PoolSize), m)
 	}
-	run += mapBytes(conns, c.connEntry) + appendCap(conns, c.planConn)*c.planConn + tr.bytes(conns, posted, int64(max(hosts, 1)))
+	run += mapBytes(conns, c.connEntry) + conns*c.planConn + tr.bytes(conns, posted, int64(max(hosts, 1)))
 	events := appendCap(timed, c.event) * c.event
 	run += events
 	if spec.Sim.Explain {
 		run += m * c.explainMsg
 		records += mapBytes(flowsMax, c.slowEntry) // the slowdowns by message
 	}
-	connect := run + growPeak(timed, c.event) - events + growPeak(posted+timed, c.release)
+	connect := run + growPeak(timed, c.event) - events + (posted+timed)*c.release
 	run += flowsMax*2*c.float + buckets + records
 	e.Bytes = e.Fabric + lists + max(peakBuild, connect, run)
 	for k := range e.Jobs {

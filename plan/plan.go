@@ -163,7 +163,8 @@ type Options struct {
 	// Dists caches the size distributions read (nil: a new cache).
 	Dists SizeDists
 	// Conns is how many connections to expect (e.g. a memory estimate's
-	// count), to size Plan.Conns at once; 0: grown as they come.
+	// count), to size Plan.Conns and the compile's map of them at once; 0:
+	// grown as they come.
 	Conns int64
 }
 
@@ -233,16 +234,18 @@ const ConnKeyBytes = int64(unsafe.Sizeof(connKey{}))
 // channel) — or, with TCP's pool policy, up to pool_size of them used
 // round-robin — numbered in the order of their first message, each with
 // its 5-tuple: its number at both ends among the connections its
-// endpoints had before. expect sizes Conns (0: grown as they come).
+// endpoints had before. expect sizes Conns and the map of connections (0:
+// grown as they come).
 func (p *Plan) connect(expect int64) {
-	connOf := make(map[connKey]int32)
+	expect = min(max(expect, 0), int64(len(p.DAG.Msgs)))
+	connOf := make(map[connKey]int32, expect)
 	pool := int32(1)
 	next := map[connKey]int32{} // per (part, src, dst, ch): the pool's next connection
 	if tr := p.Job.Spec.Transport; (tr.Kind == "dctcp" || tr.Kind == "tcp") && tr.TCP.Connections == "pool" {
 		pool = int32(max(tr.TCP.PoolSize, 1))
 	}
 	if expect > 0 {
-		p.Conns = make([]Conn, 0, min(expect, int64(len(p.DAG.Msgs))))
+		p.Conns = make([]Conn, 0, expect)
 	}
 	var from, to []int32 // per endpoint: connections leaving and arriving so far
 	part := int32(0)
