@@ -413,3 +413,25 @@ func TestJobCountIsBounded(t *testing.T) {
 	})
 	checkLimit(t, "t.yaml", err, alloc, "more than 65536 jobs")
 }
+
+// TestLongFlowListRefusedBeforeParsing: a flow list that sim.memory_limit
+// cannot hold is refused from its line count, before it is parsed (the
+// review: 6 M lines under 256 MiB reached 900 MB first).
+func TestLongFlowListRefusedBeforeParsing(t *testing.T) {
+	dir := t.TempDir()
+	list := bytes.Repeat([]byte("0 1 1\n"), 3_000_000)
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), list, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := "topology: {hosts: 4, hosts_per_leaf: 2, spines: 1}\nworkload: {kind: flows, file: f.txt}\nsim: {memory_limit: 64MiB}\n"
+	err, alloc := measure(t, func() error {
+		_, err := Parse(filepath.Join(dir, "t.yaml"), []byte(text))
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "parsing it needs about") || !strings.Contains(err.Error(), "workload.file") {
+		t.Fatalf("error %v", err)
+	}
+	if alloc > 20<<20 {
+		t.Errorf("allocated %.0f MB before refusing", float64(alloc)/(1<<20))
+	}
+}

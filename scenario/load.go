@@ -63,6 +63,7 @@ type readCache struct {
 	mu    sync.Mutex
 	files map[string]*flowFile
 	dists map[string]distEntry // size distributions (messages.go)
+	lines map[string]int64     // flow lists' line counts, by path (validate.go)
 	// checks holds the fabric and routing-table checks shared by the
 	// variants (validate.go); it has a lock of its own.
 	checks validation

@@ -1,14 +1,17 @@
 package scenario
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"path/filepath"
 	"strings"
 	"sync"
 	"unicode"
+	"unsafe"
 
 	"fabriclab/fabric"
 	"fabriclab/internal/inputfile"
@@ -529,6 +532,16 @@ func (c *checker) flowsAt(p string, w Workload, hosts int, limit units.Duration)
 		c.fail(p, "kind flows needs a flow list file (src dst bytes [start] per line)")
 		return
 	}
+	// Parsing a long list costs memory before any estimate can run: count
+	// its lines first and refuse what sim.memory_limit cannot hold.
+	if lim := int64(c.spec.Sim.MemoryLimit); lim > 0 {
+		n, err := c.f.flowLines(w.File)
+		if err == nil && n*flowSpecPeak > lim {
+			c.fail(p, "%s has %d lines: parsing it needs about %.1f GiB, more than sim.memory_limit=%v; use a shorter flow list or raise sim.memory_limit",
+				w.File, n, float64(n*flowSpecPeak)/float64(units.GiB), c.spec.Sim.MemoryLimit)
+			return
+		}
+	}
 	ff := c.f.flowFile(w.File)
 	if ff.err != nil {
 		c.fail(p, "%v", ff.err)
@@ -552,6 +565,46 @@ func (c *checker) flowsAt(p string, w Workload, hosts int, limit units.Duration)
 }
 
 // flowFile reads and parses a flow list once per path.
+// flowSpecPeak is what one parsed flow costs while the list is read: the
+// FlowSpec twice over (the slice's last regrowth holds the old array too).
+const flowSpecPeak = 2 * int64(unsafe.Sizeof(workload.FlowSpec{}))
+
+// flowLines counts the lines of a flow list without parsing it (an upper
+// bound on its flows), reading it once per file.
+func (f *File) flowLines(name string) (int64, error) {
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(f.Dir, path)
+	}
+	f.read.mu.Lock()
+	defer f.read.mu.Unlock()
+	if n, ok := f.read.lines[path]; ok {
+		return n, nil
+	}
+	r, err := openReferenced(name, path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	var n int64
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := r.Read(buf)
+		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if f.read.lines == nil {
+		f.read.lines = map[string]int64{}
+	}
+	f.read.lines[path] = n + 1
+	return n + 1, nil
+}
+
 func (f *File) flowFile(name string) *flowFile {
 	path := name
 	if !filepath.IsAbs(path) {
