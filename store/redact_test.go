@@ -49,3 +49,17 @@ func TestRunMemoryBudget(t *testing.T) {
 		t.Errorf("error %q", err)
 	}
 }
+
+// TestURLLikePathsAreRefused: a mistyped URL (POSTGRES:// is PostgreSQL,
+// postgres:/x or mysql://… are not files) never becomes a SQLite file.
+func TestURLLikePathsAreRefused(t *testing.T) {
+	if !IsPostgres("POSTGRES://u@127.0.0.1:1/db") {
+		t.Error("POSTGRES:// is not taken for PostgreSQL")
+	}
+	t.Chdir(t.TempDir())
+	for _, dsn := range []string{"postgres:/x", "mysql://h/db", "sqlite:file:/x", " ", "sqlite: "} {
+		if _, err := Open(dsn); err == nil {
+			t.Errorf("%q: opened", dsn)
+		}
+	}
+}

@@ -31,6 +31,14 @@ func checkSQLitePath(path string) (exists bool, err error) {
 	if strings.IndexByte(path, 0) >= 0 {
 		return false, errors.New("the path contains a NUL byte")
 	}
+	if looksLikeURL(path) {
+		// postgres:/x, mysql://…, a mistyped URL: a file of that name is
+		// never what was meant.
+		return false, errors.New("it looks like a URL, but only postgres:// and postgresql:// URLs name databases; a file path cannot start with a scheme")
+	}
+	if strings.TrimSpace(path) == "" {
+		return false, errors.New("the path is blank")
+	}
 	if base := path[strings.LastIndexByte(path, '/')+1:]; base == "" || base == "." || base == ".." ||
 		strings.HasSuffix(path, string(filepath.Separator)) {
 		return false, errors.New("the path names a directory, not a file")
@@ -88,3 +96,20 @@ func sqliteURI(path, params string) (string, error) {
 // uriEscaper escapes what SQLite's URI parser gives a meaning to in the
 // path part.
 var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
+
+// looksLikeURL reports whether path starts with a URL scheme ("x:" with x
+// letters, digits, + - . and at least two characters, so that a Windows
+// drive letter is not one) followed by "/".
+func looksLikeURL(path string) bool {
+	i := strings.IndexByte(path, ':')
+	if i < 2 || i+1 >= len(path) || path[i+1] != '/' {
+		return false
+	}
+	for k, c := range path[:i] {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || k > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

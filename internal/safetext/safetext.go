@@ -53,7 +53,13 @@ func isPlain(s string) bool {
 }
 
 func isControl(r rune) bool {
-	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' // line and paragraph separators end lines too
+	switch {
+	case unicode.IsControl(r), r == '\u2028', r == '\u2029': // line and paragraph separators end lines too
+		return true
+	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', r == '\u200e', r == '\u200f', r == '\u061c':
+		return true // bidirectional controls reorder what the terminal shows
+	}
+	return false
 }
 
 // CSVCell neutralizes a text cell that a spreadsheet would read as a

@@ -13,6 +13,7 @@ func TestTerminal(t *testing.T) {
 		"c1\u009b2J":                 `c1\u009b2J`,
 		"bad\xffutf8":                `bad\xffutf8`,
 		"line\u2028sep":              `line\u2028sep`,
+		"evil\u202egnp.exe":          `evil\u202egnp.exe`,
 		"\x1b[2J\x1b[H clear screen": `\x1b[2J\x1b[H clear screen`,
 	} {
 		if got := Terminal(in); got != want {
