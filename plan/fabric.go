@@ -15,47 +15,9 @@ import (
 // that fail, the pinned routes. Engines with a fabric (packet, fluid) and
 // analyses that read paths build it the same way.
 
-// TopoSpec converts the scenario's topology and switch sections.
-func TopoSpec(spec *scenario.Scenario) topo.Spec {
-	t, sw, nic := spec.Topology, spec.Switch, spec.NIC
-	cfg := &fabric.SwitchConfig{
-		Buffer:            int64(sw.Buffer),
-		XOFF:              int64(sw.PFC.XOFF),
-		XON:               int64(sw.PFC.XON),
-		Headroom:          int64(sw.PFC.Headroom),
-		ECN:               sw.ECN.Enabled,
-		KMin:              int64(sw.ECN.KMin),
-		KMax:              int64(sw.ECN.KMax),
-		PMax:              sw.ECN.PMax,
-		ECNRefRateBps:     int64(sw.ECN.ReferenceRate),
-		MaxPacketWire:     int64(nic.MTU + nic.Overhead),
-		ForwardingLatency: t.SwitchLatency,
-		Policy:            fabric.Policies[sw.Forwarding],
-		FlowletGap:        sw.FlowletGap,
-		Polarized:         sw.ECMPPolarized,
-	}
-	if sw.PFC.Enabled {
-		cfg.Lossless[nic.DataPriority] = true
-	}
-	var tiers map[string]fabric.Policy
-	for _, tf := range sw.ForwardingTiers {
-		if tiers == nil {
-			tiers = map[string]fabric.Policy{}
-		}
-		tiers[tf.Tier] = fabric.Policies[tf.Forwarding]
-	}
-	return topo.Spec{
-		TierPolicy: tiers,
-		Kind:       t.Kind, Hosts: t.Hosts, HostsPerLeaf: t.HostsPerLeaf, Spines: t.Spines,
-		Oversubscription: t.Oversubscription, K: t.K, Servers: t.Servers,
-		GPUsPerServer: t.GPUsPerServer, ServersPerGroup: t.ServersPerGroup,
-		HostLink:   topo.Link{Rate: t.HostLink.Rate, Delay: t.HostLink.Delay},
-		FabricLink: topo.Link{Rate: t.FabricLink.Rate, Delay: t.FabricLink.Delay},
-		ScaleUp:    topo.Link{Rate: t.ScaleUp.Rate, Delay: t.ScaleUp.Delay},
-		Switch:     cfg,
-		ECMPSeed:   sw.ECMPSeed,
-	}
-}
+// TopoSpec is what topo builds for the scenario (scenario.TopoSpec, the
+// one conversion validation also uses).
+func TopoSpec(spec *scenario.Scenario) topo.Spec { return scenario.TopoSpec(spec) }
 
 // Failure is one entry of topology.failures resolved to its link: the
 // port at its From end.
