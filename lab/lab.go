@@ -113,7 +113,7 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 	}
 	ts := TopoSpec(spec)
 	limit := int64(spec.Sim.MemoryLimit)
-	if err := checkMemory(limit, routeBytes(ts), "the route tables"); err != nil {
+	if err := checkMemory(limit, topo.RouteTableBytes(ts), "the route tables"); err != nil {
 		return nil, err
 	}
 	// Everything the build will hold, estimated before any of it is

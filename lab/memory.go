@@ -124,20 +124,6 @@ func checkMemory(limit, need int64, what string) error {
 	return nil
 }
 
-// routeBytes estimates the next-hop tables: one slice header per switch
-// and destination host.
-func routeBytes(ts topo.Spec) int64 {
-	h, err := topo.NumHosts(ts)
-	if err != nil {
-		return 0
-	}
-	if ts.ScaleUp.Rate > 0 {
-		h *= 2 // every GPU's scale-up endpoint is in the tables too
-	}
-	var next [][]*fabric.Port // a switch's table: one next-hop group per host
-	return int64(topo.NumSwitches(ts)) * int64(h) * int64(unsafe.Sizeof(next[0]))
-}
-
 // Check refuses an estimate above limit (0: no check), or a job with more
 // messages than a DAG holds (workload.MaxMessages), with the scenario keys
 // that change it: what Build does with sim.memory_limit before allocating
@@ -690,7 +676,7 @@ func fabricBytes(ts topo.Spec, transport string, hosts int) int64 {
 	if ts.ScaleUp.Rate > 0 {
 		ports += 2 * h
 	}
-	return routeBytes(ts) + ports*c.port + int64(topo.NumSwitches(ts))*c.sw + h*c.transport(transport).nic
+	return topo.RouteTableBytes(ts) + ports*c.port + int64(topo.NumSwitches(ts))*c.sw + h*c.transport(transport).nic
 }
 
 // costs are the bytes of each item a build holds, from the real types.

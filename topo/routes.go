@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"fabriclab/fabric"
 	"fabriclab/internal/inputfile"
@@ -148,7 +149,8 @@ func RouteTableBytes(s Spec) int64 {
 	if s.ScaleUp.Rate > 0 {
 		h *= 2 // every GPU's scale-up endpoint is in the tables too
 	}
-	return int64(NumSwitches(s)) * int64(h) * 24
+	var next [][]*fabric.Port // a switch's table: one next-hop group per host
+	return int64(NumSwitches(s)) * int64(h) * int64(unsafe.Sizeof(next[0]))
 }
 
 // EndpointName is how network id id is named: hostN for host N's NIC,
