@@ -35,6 +35,17 @@ func workloadDirs(scenarioDir string) []string {
 	return dirs
 }
 
+// shortDistDir is the first of workloadDirs(dir) that holds the shared
+// data file file ("" if none does).
+func shortDistDir(file, dir string) string {
+	for _, d := range workloadDirs(dir) {
+		if _, err := os.Stat(filepath.Join(d, file)); err == nil {
+			return d
+		}
+	}
+	return ""
+}
+
 // ResolveSizeDist reads a workload's size_dist: a short name (looked up in
 // $FABRICLAB_WORKLOADS or the shared data folder) or a file path, relative
 // to the scenario's directory dir. Files counted in packets (W5) are
@@ -43,10 +54,8 @@ func workloadDirs(scenarioDir string) []string {
 func ResolveSizeDist(name, dir string) (*workload.SizeDist, error) {
 	opts := workload.LoadOptions{}
 	if file := workload.SizeDistFile(name); file != "" {
-		for _, d := range workloadDirs(dir) {
-			if _, err := os.Stat(filepath.Join(d, file)); err == nil {
-				return workload.LoadSizeDistOpts(name, d, opts)
-			}
+		if d := shortDistDir(file, dir); d != "" {
+			return workload.LoadSizeDistOpts(name, d, opts)
 		}
 		return nil, fmt.Errorf("%s is the short name of %s, which is not in $%s nor in a shared/data/workloads folder near the scenario; set %s to the folder holding it, or give the file's path",
 			name, file, WorkloadsEnv, WorkloadsEnv)

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -32,11 +31,8 @@ func (f *File) ReferencedFiles() []string {
 		}
 		// A short name stands for a file of the shared data folder.
 		if file := workload.SizeDistFile(w.SizeDist); file != "" {
-			for _, d := range workloadDirs(f.Dir) {
-				if p := filepath.Join(d, file); fileExists(p) {
-					add(p)
-					return
-				}
+			if d := shortDistDir(file, f.Dir); d != "" {
+				add(filepath.Join(d, file))
 			}
 			return
 		}
@@ -62,9 +58,4 @@ func (f *File) ReferencedFiles() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
