@@ -404,8 +404,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	outputs := [][2]string{{"--json", f.jsonPath}, {"--csv", f.csvPath}, {"--report", f.report}}
 	guards := []guarded{{path, "the scenario file"}}
 	if !f.noStore {
-		guards = append(guards, guardDB(f.db)...)
-		if db := guardDB(f.db); len(db) > 0 && sameFile(db[0].path, path) {
+		db := guardDB(f.db)
+		guards = append(guards, db...)
+		if len(db) > 0 && sameFile(db[0].path, path) {
 			return &exitErr{exitUsage, "--db " + db[0].path + " is the scenario file; the results database must be a file of its own"}
 		}
 	}
