@@ -302,9 +302,9 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 	run := final + m*c.labMsg
 	tr := c.transport(spec.Transport.Kind)
 	conns := e.Conns
-	if k := spec.Transport; (k.Kind == "dctcp" || k.Kind == "tcp") && k.TCP.Connections == "pool" && k.TCP.PoolSize > 1 {
+	if pool := scenario.TransportOf(spec).PoolSize(spec.Transport); pool > 1 {
 		run += mapBytes(conns, c.connEntry) // the pool's next connection per pair
-		conns = min(conns*int64(k.TCP.PoolSize), m)
+		conns = min(conns*int64(pool), m)
 	}
 	run += mapBytes(conns, c.connEntry) + conns*c.planConn + tr.bytes(conns, posted, int64(max(hosts, 1)))
 	events := appendCap(timed, c.event) * c.event
@@ -363,8 +363,12 @@ func estimateJob(job scenario.Job, i, hosts int, dists sizeDists) JobMemory {
 		ranks = hosts - w.HostOffset
 	}
 	cn := &j.Counts
+	kind, known := scenario.LookupWorkloadKind(w.Kind)
 	switch {
-	case workload.Algorithms(w.Kind) != nil:
+	case !known:
+		j.Err = fmt.Errorf("unknown workload kind %q", w.Kind)
+		return j
+	case kind.Collective:
 		rankHost, err := scenario.JobHosts(w, spec.Topology, seed)
 		if err != nil {
 			j.Err = fmt.Errorf("workload.placement: %w", err)
@@ -377,7 +381,7 @@ func estimateJob(job scenario.Job, i, hosts int, dists sizeDists) JobMemory {
 		for r, h := range rankHost {
 			server[r], rail[r] = h/g, h%g
 		}
-		s := plan.CollectiveSpec(w, seed, size, ranks, rankHost, server, rail)
+		s := scenario.CollectiveSpec(w, seed, size, ranks, rankHost, server, rail)
 		if *cn, err = workload.Count(s); err != nil {
 			j.Err = err
 			return j
@@ -476,7 +480,7 @@ func estimateJob(job scenario.Job, i, hosts int, dists sizeDists) JobMemory {
 		j.why = fmt.Sprintf("%s flows in %sfile %s", commas(n), p, w.File)
 		j.fix = []string{"use a shorter " + p + "file"}
 	default:
-		j.Err = fmt.Errorf("unknown workload kind %q", w.Kind)
+		j.Err = fmt.Errorf("the memory estimate does not know workload kind %q", w.Kind)
 		return j
 	}
 	j.flows = cn.Messages
@@ -721,11 +725,8 @@ func (t transportCosts) bytes(conns, posted, hosts int64) int64 {
 }
 
 func (c *costs) transport(kind string) transportCosts {
-	switch kind {
-	case "homa":
-		return c.homa
-	case "dctcp", "tcp":
-		return c.tcp
+	if t, ok := transports[kind]; ok {
+		return t.costs(c)
 	}
 	return c.roce
 }

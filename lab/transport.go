@@ -26,37 +26,52 @@ type hostTransport interface {
 	setName(h int, name string)
 }
 
-// newTransport attaches the scenario's transport to every host of net;
-// delivered hears each message's delivery.
+// transports are the packet engine's transports by scenario kind: how one
+// attaches to every host of the network (delivered hears each message's
+// delivery) and what it costs in the memory estimate. A test checks that
+// every scenario.TransportKinds has one.
+var transports = map[string]struct {
+	attach func(s *Sim, net *fabric.Network, delivered func(msg int32, now sim.Time)) (hostTransport, error)
+	costs  func(c *costs) transportCosts
+}{
+	"roce":  {newRoCELayer, func(c *costs) transportCosts { return c.roce }},
+	"homa":  {newHomaLayer, func(c *costs) transportCosts { return c.homa }},
+	"dctcp": {newTCPLayer, func(c *costs) transportCosts { return c.tcp }},
+	"tcp":   {newTCPLayer, func(c *costs) transportCosts { return c.tcp }},
+}
+
+// newTransport attaches the scenario's transport to every host of net.
 func newTransport(s *Sim, net *fabric.Network, delivered func(msg int32, now sim.Time)) (hostTransport, error) {
-	spec := s.Job.Spec
-	switch spec.Transport.Kind {
-	case "", "roce":
-		dq, err := scenario.DCQCNParams(spec)
-		if err != nil {
-			return nil, err
-		}
-		t := roce.New(net, roce.Config{
-			MTU:              int32(spec.NIC.MTU),
-			Overhead:         int32(spec.NIC.Overhead),
-			AckEvery:         spec.NIC.AckEvery,
-			RTO:              spec.NIC.RTO,
-			MaxInflight:      int64(spec.NIC.MaxInflight),
-			Burst:            spec.NIC.Burst,
-			AcceptOutOfOrder: spec.NIC.OutOfOrder == "accept",
-			DataPrio:         uint8(spec.NIC.DataPriority),
-			CtrlPrio:         uint8(spec.NIC.ControlPriority),
-			DCQCN:            dq,
-		})
-		t.OnDelivered = delivered
-		s.RoCE = t
-		return &connLayer[roce.QP]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload}, nil
-	case "homa":
-		return newHomaLayer(s, net, delivered)
-	case "dctcp", "tcp":
-		return newTCPLayer(s, net, delivered)
+	kind := scenario.TransportOf(s.Job.Spec).Name
+	if t, ok := transports[kind]; ok {
+		return t.attach(s, net, delivered)
 	}
-	return nil, fmt.Errorf("unknown transport %q", spec.Transport.Kind)
+	return nil, fmt.Errorf("unknown transport %q", kind)
+}
+
+// newRoCELayer attaches RoCE NICs with DCQCN (one queue pair per
+// connection).
+func newRoCELayer(s *Sim, net *fabric.Network, delivered func(msg int32, now sim.Time)) (hostTransport, error) {
+	spec := s.Job.Spec
+	dq, err := scenario.DCQCNParams(spec)
+	if err != nil {
+		return nil, err
+	}
+	t := roce.New(net, roce.Config{
+		MTU:              int32(spec.NIC.MTU),
+		Overhead:         int32(spec.NIC.Overhead),
+		AckEvery:         spec.NIC.AckEvery,
+		RTO:              spec.NIC.RTO,
+		MaxInflight:      int64(spec.NIC.MaxInflight),
+		Burst:            spec.NIC.Burst,
+		AcceptOutOfOrder: spec.NIC.OutOfOrder == "accept",
+		DataPrio:         uint8(spec.NIC.DataPriority),
+		CtrlPrio:         uint8(spec.NIC.ControlPriority),
+		DCQCN:            dq,
+	})
+	t.OnDelivered = delivered
+	s.RoCE = t
+	return &connLayer[roce.QP]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload}, nil
 }
 
 // connTransport is a transport with connections (RoCE's queue pairs, TCP's

@@ -6,7 +6,6 @@ import (
 
 	"fabriclab/internal/inputfile"
 	"fabriclab/scenario"
-	"fabriclab/sim"
 	"fabriclab/workload"
 )
 
@@ -15,127 +14,102 @@ import (
 const MaxUniformMessages = workload.MaxUniformMessages
 
 // jobDAG compiles job i of job's scenario (0 = the workload) at its size
-// (JobSize) on layout. counts is the collective's workload.Count when the
-// caller has it (nil, or Copies 0: the build counts).
+// (JobSize) on layout, through its kind's descriptor: plan does the I/O a
+// kind asks for (its size distribution, its flow list) and the layout's
+// part (servers, rails, the scale-up domain). counts is the collective's
+// workload.Count when the caller has it (nil, or Copies 0: the build
+// counts).
 func jobDAG(job scenario.Job, i int, layout Layout, dists SizeDists, counts *workload.Counts) (*workload.DAG, error) {
 	w := scenario.JobWorkload(job.Spec, i)
-	seed := scenario.JobSeed(job.Seed, i)
+	k, ok := scenario.LookupWorkloadKind(w.Kind)
+	if !ok {
+		return nil, fmt.Errorf("unknown workload kind %q", w.Kind)
+	}
 	hosts := layout.Hosts()
-	ranks := w.Ranks
-	if ranks == 0 {
-		ranks = hosts - w.HostOffset
-	}
-	size := JobSize(job, i)
-	flowList := job.FlowList
-	if i > 0 {
-		flowList = nil
-	}
-	if workload.Algorithms(w.Kind) != nil {
-		// The same placement validation computed (servers are consecutive
-		// gpus_per_server hosts on every topology, as topo builds them).
-		rankHost, err := scenario.JobHosts(w, job.Spec.Topology, seed)
-		if err != nil {
+	in := scenario.BuildInput{Workload: w, Spec: job.Spec, Seed: scenario.JobSeed(job.Seed, i),
+		Size: JobSize(job, i), NumHosts: hosts, Counts: counts}
+	var err error
+	if in.Hosts, err = k.Hosts(w, job.Spec.Topology, in.Seed); err != nil {
+		if k.Collective {
 			return nil, fmt.Errorf("workload.placement: %w", err)
 		}
-		rankServer := make([]int, ranks)
-		rankRail := make([]int, ranks)
-		for r, h := range rankHost {
-			rankServer[r], rankRail[r] = layout.Server(h), layout.Rail(h)
-		}
-		ws := CollectiveSpec(w, seed, size, ranks, rankHost, rankServer, rankRail)
-		if counts != nil && counts.Copies > 0 {
-			ws.Counts = counts
-		}
-		d, err := workload.Build(ws)
-		if err != nil {
-			return nil, err
-		}
-		server := make([]int, hosts)
-		for h := range server {
-			server[h] = layout.Server(h)
-		}
-		for i := range d.Msgs {
-			m := &d.Msgs[i]
-			if m.Marker || server[m.Src] != server[m.Dst] {
-				continue
-			}
-			if m.Src == m.Dst {
-				return nil, fmt.Errorf("ranks %d and %d share host %d", m.SrcRank, m.DstRank, m.Src)
-			}
-			// Inside a server: over the scale-up domain when there is one,
-			// else through the NICs and the edge switch.
-			if src, ok := layout.ScaleUp(int(m.Src)); ok {
-				dst, _ := layout.ScaleUp(int(m.Dst))
-				m.Src, m.Dst = src, dst
-			}
-		}
-		return d, nil
+		return nil, err
 	}
-	switch w.Kind {
-	case "permutation", "uniform":
-		hs, err := scenario.JobHosts(w, job.Spec.Topology, seed)
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range hs {
+	if k.HostRange {
+		for _, h := range in.Hosts {
 			if h < 0 || h >= hosts {
 				return nil, fmt.Errorf("host %d is not in the topology (hosts 0–%d)", h, hosts-1)
 			}
 		}
-		if w.Kind == "permutation" {
-			d, err := workload.Permutation(len(hs), size, sim.NewRNG(seed, "permutation"))
-			if err != nil {
-				return nil, err
-			}
-			mapHosts(d, hs)
-			return d, nil
-		}
-		return workload.Uniform(hs, size, w.Load, job.Spec.Topology.HostLink.Rate, w.Duration,
-			sim.NewRNG(seed, "uniform"), MaxUniformMessages)
-	case "incast":
-		return workload.Incast(hosts, w.Senders, w.Target, size)
-	case "messages":
-		hs, err := scenario.JobHosts(w, job.Spec.Topology, seed)
-		if err != nil {
-			return nil, err
-		}
-		nic := job.Spec.NIC
-		dist, err := dists.Get(w.SizeDist, job.Dir)
-		if err != nil {
-			return nil, err
-		}
-		return workload.Messages(workload.MessagesSpec{Hosts: hs, Sizes: dist, Load: w.Load,
-			Rate: job.Spec.Topology.HostLink.Rate, Payload: int64(nic.MTU), Header: int64(nic.Overhead),
-			Duration: w.Duration, Pattern: w.Pattern, ResponseBytes: int64(w.ResponseSize), Seed: seed, Limit: MaxUniformMessages})
-	case "flows":
-		flows := flowList
-		if flows == nil {
-			// A hand-made Job: read the file the scenario names.
-			path := w.File
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(job.Dir, path)
-			}
-			f, err := inputfile.Open(path, inputfile.Limit)
-			if err != nil {
-				return nil, fmt.Errorf("workload.file: %w", err)
-			}
-			defer f.Close()
-			if flows, err = workload.ParseFlowList(path, f); err != nil {
-				return nil, err
-			}
-		}
-		return workload.Flows(hosts, flows)
 	}
-	return nil, fmt.Errorf("unknown workload kind %q", w.Kind)
+	if k.Collective {
+		// The same placement validation computed (servers are consecutive
+		// gpus_per_server hosts on every topology, as topo builds them).
+		in.Server, in.Rail = make([]int, len(in.Hosts)), make([]int, len(in.Hosts))
+		for r, h := range in.Hosts {
+			in.Server[r], in.Rail[r] = layout.Server(h), layout.Rail(h)
+		}
+	}
+	if k.ReadsMessageKeys {
+		if in.Dist, err = dists.Get(w.SizeDist, job.Dir); err != nil {
+			return nil, err
+		}
+	}
+	if k.ReadsFile {
+		if in.Flows, err = flowList(job, i, w); err != nil {
+			return nil, err
+		}
+	}
+	d, err := k.Build(in)
+	if err != nil || !k.Collective {
+		return d, err
+	}
+	if err := scaleUp(d, layout); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
-// mapHosts moves a pattern built on hosts 0…n−1 to hosts hs.
-func mapHosts(d *workload.DAG, hs []int) {
-	for i := range d.Msgs {
-		d.Msgs[i].Src = int32(hs[d.Msgs[i].Src])
-		d.Msgs[i].Dst = int32(hs[d.Msgs[i].Dst])
+// flowList is the flow list of job i: the one the scenario's loader read
+// (the workload's), or its file, read now (a hand-made Job, an extra job).
+func flowList(job scenario.Job, i int, w scenario.Workload) ([]workload.FlowSpec, error) {
+	if i == 0 && job.FlowList != nil {
+		return job.FlowList, nil
 	}
-	d.RankHost = append([]int(nil), hs...)
+	path := w.File
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(job.Dir, path)
+	}
+	f, err := inputfile.Open(path, inputfile.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("workload.file: %w", err)
+	}
+	defer f.Close()
+	return workload.ParseFlowList(path, f)
+}
+
+// scaleUp moves a collective's messages between GPUs of one server onto the
+// layout's scale-up domain when it has one (else they go through the NICs
+// and the edge switch).
+func scaleUp(d *workload.DAG, layout Layout) error {
+	server := make([]int, layout.Hosts())
+	for h := range server {
+		server[h] = layout.Server(h)
+	}
+	for i := range d.Msgs {
+		m := &d.Msgs[i]
+		if m.Marker || server[m.Src] != server[m.Dst] {
+			continue
+		}
+		if m.Src == m.Dst {
+			return fmt.Errorf("ranks %d and %d share host %d", m.SrcRank, m.DstRank, m.Src)
+		}
+		if src, ok := layout.ScaleUp(int(m.Src)); ok {
+			dst, _ := layout.ScaleUp(int(m.Dst))
+			m.Src, m.Dst = src, dst
+		}
+	}
+	return nil
 }
 
 // JobSize is the size job i runs at: the job's Size for the workload, the
@@ -147,15 +121,4 @@ func JobSize(job scenario.Job, i int) int64 {
 		}
 	}
 	return int64(job.Size)
-}
-
-// CollectiveSpec is the workload.Spec of collective workload w at size
-// with its ranks on hosts rankHost (their servers and rails given).
-func CollectiveSpec(w scenario.Workload, seed uint64, size int64, ranks int, rankHost, rankServer, rankRail []int) workload.Spec {
-	return workload.Spec{
-		Collective: w.Kind, Algorithm: w.Algorithm, Ranks: ranks, Size: size, Root: w.Root,
-		RankHost: rankHost, RankServer: rankServer, RankRail: rankRail,
-		ChunkSize: int64(w.MessageSize), QPs: w.QPs, Seed: seed,
-		Iterations: w.Iterations, Warmup: w.Warmup,
-	}
 }

@@ -217,7 +217,7 @@ func CompileOptions(job scenario.Job, layout Layout, o Options) (*Plan, error) {
 		parts[k].Hi = parts[k].Lo + int32(len(dags[k].Msgs))
 	}
 	p := &Plan{Job: job, Layout: layout, DAG: dag, Parts: parts, Dists: o.Dists,
-		PerMessage: spec.Transport.Kind == "homa"}
+		PerMessage: scenario.TransportOf(spec).PerMessage}
 	p.connect(o.Conns)
 	return p, nil
 }
@@ -239,11 +239,8 @@ const ConnKeyBytes = int64(unsafe.Sizeof(connKey{}))
 func (p *Plan) connect(expect int64) {
 	expect = min(max(expect, 0), int64(len(p.DAG.Msgs)))
 	connOf := make(map[connKey]int32, expect)
-	pool := int32(1)
 	next := map[connKey]int32{} // per (part, src, dst, ch): the pool's next connection
-	if tr := p.Job.Spec.Transport; (tr.Kind == "dctcp" || tr.Kind == "tcp") && tr.TCP.Connections == "pool" {
-		pool = int32(max(tr.TCP.PoolSize, 1))
-	}
+	pool := int32(scenario.TransportOf(p.Job.Spec).PoolSize(p.Job.Spec.Transport))
 	if expect > 0 {
 		p.Conns = make([]Conn, 0, expect)
 	}

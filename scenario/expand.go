@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"fabriclab/sim"
 	"fabriclab/units"
 	"fabriclab/workload"
 )
@@ -14,16 +13,8 @@ import (
 // For kind flows it is the one total of the flow list, for kind messages
 // the size distribution's mean. spec must be valid.
 func (f *File) Sizes(spec *Scenario) []units.Size {
-	if spec.Workload.Kind == "flows" {
-		return []units.Size{units.Size(f.flowFile(spec.Workload.File).total)}
-	}
-	if spec.Workload.Kind == "messages" {
-		// One row: its "size" is the distribution's mean message size.
-		d, err := f.sizeDist(spec.Workload.SizeDist)
-		if err != nil {
-			return nil
-		}
-		return []units.Size{units.Size(d.Mean() + 0.5)}
+	if k := kindOf(spec.Workload.Kind); !k.Sized() {
+		return []units.Size{k.rowSize(f, spec.Workload)}
 	}
 	return SweepSizes(spec.Workload.Sizes)
 }
@@ -54,7 +45,7 @@ func (f *File) Jobs() []Job {
 	var jobs []Job
 	for vi, v := range f.Variants {
 		var flows []workload.FlowSpec
-		if v.Spec.Workload.Kind == "flows" {
+		if kindOf(v.Spec.Workload.Kind).ReadsFile {
 			flows = f.flowFile(v.Spec.Workload.File).flows
 		}
 		for si, size := range f.Sizes(v.Spec) {
@@ -110,56 +101,11 @@ func JobSeed(seed uint64, i int) uint64 {
 // from the file). Servers are consecutive groups of gpus_per_server hosts on
 // every topology kind (rail numbers hosts server-major), as topo builds them.
 func JobHosts(w Workload, t Topology, seed uint64) ([]int, error) {
-	hosts := Hosts(t)
-	ranks := w.Ranks
-	if ranks == 0 {
-		ranks = hosts - w.HostOffset
+	k, ok := LookupWorkloadKind(w.Kind)
+	if !ok {
+		return nil, fmt.Errorf("unknown workload kind %q", w.Kind)
 	}
-	switch {
-	case workload.Algorithms(w.Kind) != nil:
-		// Place over the hosts from host_offset on (a list names hosts
-		// absolutely), then number them back.
-		off := w.HostOffset
-		if w.Placement == "list" {
-			off = 0
-		}
-		if off < 0 || off >= hosts {
-			return nil, fmt.Errorf("host_offset %d is not a host of the topology (0–%d)", off, hosts-1)
-		}
-		g := max(t.GPUsPerServer, 1)
-		server, rail := make([]int, hosts-off), make([]int, hosts-off)
-		for i := range server {
-			server[i], rail[i] = (off+i)/g, (off+i)%g
-		}
-		hs, err := workload.Place(w.Placement, ranks, server, rail, w.RanksPerServer, sim.NewRNG(seed, "placement"), w.PlacementHosts)
-		if err != nil {
-			return nil, err
-		}
-		if w.Placement != "list" {
-			for r := range hs {
-				hs[r] += off
-			}
-		}
-		return hs, nil
-	case (w.Kind == "permutation" || w.Kind == "uniform" || w.Kind == "messages") && w.Placement == "list":
-		return append([]int(nil), w.PlacementHosts...), nil
-	case w.Kind == "permutation" || w.Kind == "uniform" || w.Kind == "messages":
-		if w.HostOffset+ranks > hosts {
-			return nil, fmt.Errorf("%d hosts from host_offset %d do not fit the topology's %d hosts", ranks, w.HostOffset, hosts)
-		}
-		hs := make([]int, ranks)
-		for i := range hs {
-			hs[i] = w.HostOffset + i
-		}
-		return hs, nil
-	case w.Kind == "incast":
-		hs := []int{w.Target}
-		for k := 1; k <= w.Senders; k++ {
-			hs = append(hs, (w.Target+k)%hosts)
-		}
-		return hs, nil
-	}
-	return nil, nil
+	return k.Hosts(w, t, seed)
 }
 
 // maxRunJobs bounds the jobs of one run (variants × sweep points × sizes):
@@ -174,7 +120,7 @@ func (f *File) checkJobCount() error {
 	total := 0
 	for _, rv := range f.variants {
 		n := 1 // flows and messages: one row
-		if k := rv.spec.Workload.Kind; k != "flows" && k != "messages" {
+		if k, ok := LookupWorkloadKind(rv.spec.Workload.Kind); !ok || k.Sized() {
 			n = len(SweepSizes(rv.spec.Workload.Sizes))
 		}
 		total += n

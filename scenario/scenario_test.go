@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"fabriclab/topo"
 	"fabriclab/transport/roce"
 	"fabriclab/units"
 )
@@ -627,8 +628,8 @@ func TestHostsAndSpines(t *testing.T) {
 			t.Errorf("Hosts(%+v) = %d, want %d", c.t, h, c.hosts)
 		}
 		if c.t.Kind == "leaf-spine" {
-			if s := Spines(c.t); s != c.spines {
-				t.Errorf("Spines(%+v) = %d, want %d", c.t, s, c.spines)
+			if s := topo.LeafSpines(topoSize(c.t)); s != c.spines {
+				t.Errorf("LeafSpines(%+v) = %d, want %d", c.t, s, c.spines)
 			}
 		}
 	}

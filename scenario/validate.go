@@ -15,7 +15,6 @@ import (
 
 	"fabriclab/fabric"
 	"fabriclab/internal/inputfile"
-	"fabriclab/metrics"
 	"fabriclab/topo"
 	"fabriclab/transport/roce"
 	"fabriclab/units"
@@ -33,15 +32,7 @@ var (
 		"rail":       {"rail", "spine"},
 	}
 	forwardingKinds = []string{"ecmp", "spray-random", "spray-rr", "flowlet", "adaptive", "adaptive-flowlet", "d-mod-k"}
-	transportKinds  = []string{"roce", "homa", "dctcp", "tcp"}
-	// workloadKinds: the collectives of the workload catalogue, then the
-	// traffic patterns. The algorithms of each collective come from
-	// workload.Algorithms; patterns have none to choose.
-	workloadKinds = append(workload.Collectives(), "permutation", "incast", "flows", "uniform", "messages")
 )
-
-// isCollective reports whether kind is compiled by workload.Build.
-func isCollective(kind string) bool { return workload.Algorithms(kind) != nil }
 
 // Limits that keep a typo from asking for an absurd run.
 const (
@@ -60,52 +51,17 @@ const (
 	maxFlowFile = inputfile.Limit
 )
 
-// Hosts is the number of hosts (NICs) of a topology: hosts for leaf-spine,
-// k³/4 for a k-ary fat-tree, servers × gpus_per_server for rail. It
-// saturates instead of overflowing and is 0 for an unknown kind.
-func Hosts(t Topology) int {
-	switch t.Kind {
-	case "leaf-spine":
-		return t.Hosts
-	case "fat-tree":
-		if t.K <= 0 {
-			return 0
-		}
-		k := min(int64(t.K), 1<<20)
-		return int(k * k * k / 4)
-	case "rail":
-		if t.Servers <= 0 || t.GPUsPerServer <= 0 {
-			return 0
-		}
-		if t.Servers > math.MaxInt32 || t.GPUsPerServer > math.MaxInt32 {
-			return math.MaxInt
-		}
-		return t.Servers * t.GPUsPerServer
-	}
-	return 0
-}
+// Hosts is the number of hosts (NICs) of a topology (topo.HostCount: it
+// saturates instead of overflowing and is 0 for an unknown kind).
+func Hosts(t Topology) int { return topo.HostCount(topoSize(t)) }
 
-// Spines is the number of spine switches of a leaf-spine topology: Spines
-// when set, else the fewest that keep each leaf's downlink:uplink capacity
-// at most Oversubscription, i.e. ceil(hosts_per_leaf × host rate /
-// (oversubscription × fabric rate)); every leaf has one uplink to every spine.
-func Spines(t Topology) int {
-	if t.Spines > 0 {
-		return t.Spines
-	}
-	if t.HostsPerLeaf <= 0 || t.Oversubscription <= 0 || t.FabricLink.Rate <= 0 {
-		return 0
-	}
-	down := float64(t.HostsPerLeaf) * float64(t.HostLink.Rate)
-	up := t.Oversubscription * float64(t.FabricLink.Rate)
-	n := math.Ceil(down/up - 1e-9)
-	if math.IsNaN(n) || n < 1 {
-		return 1
-	}
-	if n > maxHosts {
-		return maxHosts
-	}
-	return int(n)
+// topoSize is the part of topo.Spec that sizes a topology (what its
+// formulas need; TopoSpec gives the whole spec).
+func topoSize(t Topology) topo.Spec {
+	return topo.Spec{Kind: t.Kind, Hosts: t.Hosts, HostsPerLeaf: t.HostsPerLeaf, Spines: t.Spines,
+		Oversubscription: t.Oversubscription, K: t.K, Servers: t.Servers,
+		GPUsPerServer: t.GPUsPerServer, ServersPerGroup: t.ServersPerGroup,
+		HostLink: topo.Link{Rate: t.HostLink.Rate}, FabricLink: topo.Link{Rate: t.FabricLink.Rate}}
 }
 
 // Validate checks every resolved scenario of the file (the base when there
@@ -325,8 +281,8 @@ func (c *checker) switches(s Switch, kind string) {
 
 func (c *checker) transport(t Transport, topo Topology) {
 	const p = "transport."
-	if !oneOf(t.Kind, transportKinds) {
-		c.fail(p+"kind", "unknown transport %q; use one of: %s", t.Kind, choices(transportKinds))
+	if _, ok := LookupTransportKind(t.Kind); !ok || t.Kind == "" {
+		c.fail(p+"kind", "unknown transport %q; use one of: %s", t.Kind, choices(TransportKinds()))
 		return
 	}
 	c.transportKnobs(t)
@@ -404,11 +360,12 @@ func (c *checker) workload(w Workload, t Topology, limit units.Duration) {
 // workloadAt checks job i's workload (0 = the top-level one), written under
 // key prefix p ("workload." or "jobs[i-1].").
 func (c *checker) workloadAt(p string, job int, w Workload, t Topology, limit units.Duration) {
-	if !oneOf(w.Kind, workloadKinds) {
+	k, ok := LookupWorkloadKind(w.Kind)
+	if !ok {
 		if w.Kind == "" {
-			c.fail(p+"kind", "is required; use one of: %s", choices(workloadKinds))
+			c.fail(p+"kind", "is required; use one of: %s", choices(WorkloadKinds()))
 		} else {
-			c.fail(p+"kind", "unknown workload %q; use one of: %s", w.Kind, choices(workloadKinds))
+			c.fail(p+"kind", "unknown workload %q; use one of: %s", w.Kind, choices(WorkloadKinds()))
 		}
 		return
 	}
@@ -424,14 +381,11 @@ func (c *checker) workloadAt(p string, job int, w Workload, t Topology, limit un
 	c.need(w.Ranks >= 0, p+"ranks", "must not be negative (0 = every host), got %d", w.Ranks)
 	c.need(w.Ranks <= hosts, p+"ranks", "%d ranks do not fit the topology's %d hosts", w.Ranks, hosts)
 	c.need(w.HostOffset >= 0 && w.HostOffset < hosts, p+"host_offset", "host %d is not in the topology (hosts 0–%d)", w.HostOffset, hosts-1)
-	ranks := w.Ranks
-	if ranks == 0 {
-		ranks = hosts - w.HostOffset
-	}
+	ranks := jobRanks(w, hosts)
 	if c.err != nil {
 		return
 	}
-	if isCollective(w.Kind) {
+	if k.Collective {
 		c.need(ranks >= 2, p+"ranks", "%s needs at least 2 ranks, got %d", w.Kind, ranks)
 		c.need(w.Root >= 0 && w.Root < max(ranks, 1), p+"root", "rank %d is not one of the %d ranks", w.Root, ranks)
 		c.need(w.MessageSize >= 0, p+"message_size", "must not be negative (0 = whole transfers), got %v", w.MessageSize)
@@ -443,49 +397,63 @@ func (c *checker) workloadAt(p string, job int, w Workload, t Topology, limit un
 		c.placementAt(p, w, t, ranks)
 	} else {
 		c.need(w.Root == 0, p+"root", "is only read by rooted collectives; remove it")
-		if (w.Kind == "permutation" || w.Kind == "uniform" || w.Kind == "messages") && w.Placement == "list" {
+		if k.HostRange && w.Placement == "list" {
 			c.placementAt(p, w, t, ranks) // the hosts it uses, in rank order
 		} else {
 			c.need(w.Placement == "" && len(w.PlacementHosts) == 0 && w.RanksPerServer == 0, p+"placement",
-				"%s addresses hosts directly; placement, placement_hosts and ranks_per_server are for collectives (permutation, uniform and messages take placement: list)", w.Kind)
+				"%s addresses hosts directly; placement, placement_hosts and ranks_per_server are for collectives (%s take placement: list)", w.Kind, hostRangeKinds())
 		}
 		c.need(w.QPs == 1 && w.MessageSize == 0 && w.Iterations == 1 && w.Warmup == 0, p+"kind",
 			"%s takes no qps, message_size, iterations or warmup (collectives only)", w.Kind)
 	}
-	if w.Kind != "uniform" && w.Kind != "messages" {
-		c.need(w.Load == 0 && w.Duration == 0, p+"load", "load and duration are only read by kinds uniform and messages; remove them")
+	if !k.ReadsLoad {
+		c.need(w.Load == 0 && w.Duration == 0, p+"load", "load and duration are only read by kinds %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsLoad }, " and "))
 	}
-	if w.Kind != "messages" {
+	if !k.ReadsMessageKeys {
 		c.need(w.SizeDist == "" && w.Pattern == "" && w.Buckets == "" && w.BucketCount == 0 && w.ResponseSize == 0, p+"size_dist",
-			"size_dist, pattern, buckets, bucket_count and response_size are only read by kind messages; remove them")
+			"size_dist, pattern, buckets, bucket_count and response_size are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsMessageKeys }, " and "))
 	}
-	switch w.Kind {
-	case "permutation", "uniform", "messages":
+	switch {
+	case k.HostRange:
 		c.need(ranks >= 2, p+"ranks", "%s needs at least 2 hosts, got %d", w.Kind, ranks)
 		c.need(w.Placement == "list" || w.HostOffset+ranks <= hosts, p+"ranks", "%d hosts from host_offset %d do not fit the topology's %d hosts", ranks, w.HostOffset, hosts)
-		if w.Kind == "uniform" {
-			c.uniform(p, w, t, ranks, limit)
-		}
-		if w.Kind == "messages" {
-			c.messages(p, job, w, c.spec, ranks, limit)
-			c.need(w.File == "", p+"file", "is only read by kind flows; remove it or set kind: flows")
-			return
-		}
-	case "incast", "flows":
+	case !k.Collective:
 		c.need(w.HostOffset == 0, p+"host_offset", "%s addresses hosts directly (target, senders, the file); host_offset is not read", w.Kind)
 	}
-	switch w.Kind {
-	case "incast":
-		c.need(w.Senders >= 1, p+"senders", "incast needs at least 1 sender, got %d", w.Senders)
-		c.need(w.Target >= 0 && w.Target < hosts, p+"target", "host %d is not in the topology (hosts 0–%d)", w.Target, hosts-1)
-		c.need(w.Senders < hosts, p+"senders", "%d senders and a target need %d hosts; the topology has %d", w.Senders, w.Senders+1, hosts)
+	if k.check != nil {
+		k.check(c, p, job, w, t, ranks, hosts, limit)
 	}
-	if w.Kind == "flows" {
-		c.flowsAt(p+"file", w, hosts, limit)
-		return
+	if !k.ReadsFile {
+		c.need(w.File == "", p+"file", "is only read by kind %s; remove it or set kind: %[1]s", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsFile }, " or "))
 	}
-	c.need(w.File == "", p+"file", "is only read by kind flows; remove it or set kind: flows")
-	c.sizesAt(p+"sizes", w.Sizes)
+	if k.Sized() {
+		c.sizesAt(p+"sizes", w.Sizes)
+	}
+}
+
+// hostRangeKinds names the kinds that take placement: list
+// ("permutation, uniform and messages").
+func hostRangeKinds() string {
+	return kindsWhere(func(k *WorkloadKind) bool { return k.HostRange }, " and ")
+}
+
+// kindsWhere names the workload kinds with property has, in catalogue
+// order, the last two joined by and ("a, b and c").
+func kindsWhere(has func(*WorkloadKind) bool, and string) string {
+	var names []string
+	for _, k := range workloadKindList {
+		if has(k) {
+			names = append(names, k.Name)
+		}
+	}
+	switch n := len(names); n {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	default:
+		return strings.Join(names[:n-1], ", ") + and + names[n-1]
+	}
 }
 
 // maxUniformMessages bounds the messages a uniform job may generate.
@@ -754,15 +722,14 @@ func Notes(s *Scenario) []string {
 		if !reorders[p] {
 			continue
 		}
-		switch k := s.Transport.Kind; {
-		case (k == "roce" || k == "") && s.NIC.OutOfOrder == "go-back-n":
-			out = append(out, fmt.Sprintf("forwarding %s reorders packets but nic.out_of_order is go-back-n: every reordering costs a NACK and a resend (set nic.out_of_order: accept for NICs built for it)", p))
-		case k == "dctcp" || k == "tcp":
-			out = append(out, fmt.Sprintf("forwarding %s reorders packets: TCP takes three duplicate ACKs as a loss, so reordering costs fast retransmits and window cuts (ecmp or flowlet keep a connection's packets in order)", p))
-		default:
-			continue
+		k, ok := LookupTransportKind(s.Transport.Kind)
+		if !ok || k.reorderNote == nil {
+			break
 		}
-		break // one note is enough
+		if note := k.reorderNote(s, p); note != "" {
+			out = append(out, note)
+			break // one note is enough
+		}
 	}
 	return append(out, timeLimitNotes(s)...)
 }
@@ -854,17 +821,11 @@ func TopoSpec(spec *Scenario) topo.Spec {
 		}
 		tiers[tf.Tier] = fabric.Policies[tf.Forwarding]
 	}
-	return topo.Spec{
-		TierPolicy: tiers,
-		Kind:       t.Kind, Hosts: t.Hosts, HostsPerLeaf: t.HostsPerLeaf, Spines: t.Spines,
-		Oversubscription: t.Oversubscription, K: t.K, Servers: t.Servers,
-		GPUsPerServer: t.GPUsPerServer, ServersPerGroup: t.ServersPerGroup,
-		HostLink:   topo.Link{Rate: t.HostLink.Rate, Delay: t.HostLink.Delay},
-		FabricLink: topo.Link{Rate: t.FabricLink.Rate, Delay: t.FabricLink.Delay},
-		ScaleUp:    topo.Link{Rate: t.ScaleUp.Rate, Delay: t.ScaleUp.Delay},
-		Switch:     cfg,
-		ECMPSeed:   sw.ECMPSeed,
-	}
+	s := topoSize(t)
+	s.HostLink.Delay, s.FabricLink.Delay = t.HostLink.Delay, t.FabricLink.Delay
+	s.ScaleUp = topo.Link{Rate: t.ScaleUp.Rate, Delay: t.ScaleUp.Delay}
+	s.TierPolicy, s.Switch, s.ECMPSeed = tiers, cfg, sw.ECMPSeed
+	return s
 }
 
 // fabricIssue is a problem of a fabric, found once for every variant that
@@ -968,27 +929,12 @@ func checkFabric(s *Scenario, ts topo.Spec, routes []topo.Route) fabricIssue {
 func idealTime(w Workload, t Topology, size units.Size) (d units.Duration, runs int, ok bool) {
 	hosts := Hosts(t)
 	rate := t.HostLink.Rate
-	if hosts <= 0 || rate <= 0 || size <= 0 {
+	k, known := LookupWorkloadKind(w.Kind)
+	if hosts <= 0 || rate <= 0 || size <= 0 || !known || k.idealBytes == nil {
 		return 0, 0, false
 	}
-	n := w.Ranks
-	if n == 0 {
-		n = hosts - w.HostOffset
-	}
-	var bytes float64
-	runs = 1
-	switch {
-	case isCollective(w.Kind):
-		if t.ScaleUp.Rate > 0 && t.GPUsPerServer > 1 || n < 2 {
-			return 0, 0, false
-		}
-		bytes = metrics.BusBWFactor(metrics.Collective(w.Kind), n) * float64(workload.NCCLSize(w.Kind, n, int64(size)))
-		runs = max(w.Iterations, 1) + max(w.Warmup, 0)
-	case w.Kind == "permutation":
-		bytes = float64(size)
-	case w.Kind == "incast":
-		bytes = float64(w.Senders) * float64(size)
-	default:
+	bytes, runs, ok := k.idealBytes(w, t, jobRanks(w, hosts), size)
+	if !ok {
 		return 0, 0, false
 	}
 	if bytes*float64(runs) > float64(math.MaxInt64/8) {

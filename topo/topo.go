@@ -5,6 +5,7 @@ package topo
 
 import (
 	"fmt"
+	"math"
 
 	"fabriclab/fabric"
 	"fabriclab/sim"
@@ -77,6 +78,32 @@ type Topology struct {
 	Tiers []string
 }
 
+// HostCount is the number of hosts (NICs) spec has: hosts for leaf-spine,
+// k³/4 for a k-ary fat-tree, servers × gpus_per_server for rail; 0 for an
+// unknown kind or missing sizes. It saturates instead of overflowing, so
+// that validation can compare it with its limits.
+func HostCount(s Spec) int {
+	switch s.Kind {
+	case "leaf-spine":
+		return max(s.Hosts, 0)
+	case "fat-tree":
+		if s.K <= 0 {
+			return 0
+		}
+		k := min(int64(s.K), 1<<20)
+		return int(k * k * k / 4)
+	case "rail":
+		if s.Servers <= 0 || s.GPUsPerServer <= 0 {
+			return 0
+		}
+		if s.Servers > math.MaxInt32 || s.GPUsPerServer > math.MaxInt32 {
+			return math.MaxInt
+		}
+		return s.Servers * s.GPUsPerServer
+	}
+	return 0
+}
+
 // NumHosts returns how many hosts spec will have (0 with an error for an
 // impossible spec).
 func NumHosts(s Spec) (int, error) {
@@ -85,19 +112,27 @@ func NumHosts(s Spec) (int, error) {
 		if s.Hosts <= 0 || s.HostsPerLeaf <= 0 || s.Hosts%s.HostsPerLeaf != 0 {
 			return 0, fmt.Errorf("leaf-spine: hosts (%d) must be a positive multiple of hosts_per_leaf (%d)", s.Hosts, s.HostsPerLeaf)
 		}
-		return s.Hosts, nil
 	case "fat-tree":
 		if s.K < 2 || s.K%2 != 0 {
 			return 0, fmt.Errorf("fat-tree: k must be even and ≥ 2, got %d", s.K)
 		}
-		return s.K * s.K * s.K / 4, nil
 	case "rail":
 		if s.Servers <= 0 || s.GPUsPerServer <= 0 {
 			return 0, fmt.Errorf("rail: servers and gpus_per_server must be ≥ 1")
 		}
-		return s.Servers * s.GPUsPerServer, nil
+	default:
+		return 0, fmt.Errorf("unknown topology kind %q", s.Kind)
 	}
-	return 0, fmt.Errorf("unknown topology kind %q", s.Kind)
+	return HostCount(s), nil
+}
+
+// LeafSpines is the number of spine switches of a leaf-spine spec: Spines
+// when set, else SpinesFor its leaves.
+func LeafSpines(s Spec) int {
+	if s.Spines > 0 {
+		return s.Spines
+	}
+	return SpinesFor(s.HostsPerLeaf, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
 }
 
 // NumSwitches is how many switches spec builds (0 for an impossible spec).
@@ -108,11 +143,7 @@ func NumSwitches(s Spec) int {
 	}
 	switch s.Kind {
 	case "leaf-spine":
-		ns := s.Spines
-		if ns <= 0 {
-			ns = SpinesFor(s.HostsPerLeaf, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
-		}
-		return h/s.HostsPerLeaf + ns + scaleUpSwitches(s, h)
+		return h/s.HostsPerLeaf + LeafSpines(s) + scaleUpSwitches(s, h)
 	case "fat-tree":
 		return s.K*s.K + s.K*s.K/4 + scaleUpSwitches(s, h)
 	case "rail":
@@ -213,10 +244,7 @@ func wire(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 	case "leaf-spine":
 		t.Tiers = []string{"leaf", "spine"}
 		nl := nh / s.HostsPerLeaf
-		ns := s.Spines
-		if ns <= 0 {
-			ns = SpinesFor(s.HostsPerLeaf, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
-		}
+		ns := LeafSpines(s)
 		leaves := make([]*fabric.Switch, nl)
 		for i := range leaves {
 			leaves[i] = n.AddSwitch(fmt.Sprintf("leaf%d", i), "leaf", s.config("leaf", tiers), s.ECMPSeed)

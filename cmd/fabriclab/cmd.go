@@ -134,8 +134,15 @@ PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
 	root.AddCommand(a.runCmd(), a.validateCmd(), a.analyzeCmd(), a.versionCmd())
 	root.AddCommand(a.storeCmds()...)
 	root.AddCommand(a.reportCmd())
+	for _, c := range moreCommands {
+		root.AddCommand(c(a))
+	}
 	return root
 }
+
+// moreCommands are subcommands registered by the files that define them
+// (agent, lab): each file's init appends its constructor.
+var moreCommands []func(*app) *cobra.Command
 
 func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{

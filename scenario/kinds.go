@@ -1,0 +1,363 @@
+package scenario
+
+import (
+	"fmt"
+
+	"fabriclab/metrics"
+	"fabriclab/sim"
+	"fabriclab/units"
+	"fabriclab/workload"
+)
+
+// WorkloadKind is everything that differs between workload kinds, in one
+// place: the keys the kind reads (validation refuses the others), its own
+// checks, the hosts it occupies, whether it runs once per size or as one
+// row, its closed-form ideal bytes, and how it compiles to a DAG. Adding a
+// kind is adding one entry to workloadKindList (the memory estimate in lab
+// has a test that fails until it knows the new kind too).
+type WorkloadKind struct {
+	Name string
+	// Collective kinds run an algorithm of the workload catalogue
+	// (workload.Build) on placed ranks, iterated, at each size of a sweep.
+	Collective bool
+	// HostRange kinds occupy ranks consecutive hosts from host_offset, or
+	// the hosts of placement: list.
+	HostRange bool
+	// ReadsLoad kinds read load and duration (an open-loop window).
+	ReadsLoad bool
+	// ReadsMessageKeys kinds read size_dist, pattern, buckets, bucket_count
+	// and response_size; their compile needs BuildInput.Dist.
+	ReadsMessageKeys bool
+	// ReadsFile kinds read a flow list (file); their compile needs
+	// BuildInput.Flows.
+	ReadsFile bool
+
+	// rowSize, when set, makes the kind one row per run (sizes is not
+	// read): the size reported for it.
+	rowSize func(f *File, w Workload) units.Size
+	// check validates the kind's own keys after the common ones (ranks are
+	// resolved; hosts is the topology's count).
+	check func(c *checker, p string, job int, w Workload, t Topology, ranks, hosts int, limit units.Duration)
+	// hosts lists the hosts the job occupies; nil for a flow list.
+	hosts func(w Workload, t Topology, seed uint64, hosts, ranks int) ([]int, error)
+	// build compiles the job.
+	build func(in BuildInput) (*workload.DAG, error)
+	// idealBytes are the bytes the job forces through its busiest NIC per
+	// run, and the runs (ok false: no closed form).
+	idealBytes func(w Workload, t Topology, ranks int, size units.Size) (bytes float64, runs int, ok bool)
+}
+
+// Sized reports whether the kind runs once per size of workload.sizes
+// (false: one row per run, sized by its file or distribution).
+func (k *WorkloadKind) Sized() bool { return k.rowSize == nil }
+
+// Hosts lists the hosts job workload w of this kind occupies on topology t
+// (see JobHosts).
+func (k *WorkloadKind) Hosts(w Workload, t Topology, seed uint64) ([]int, error) {
+	hosts := Hosts(t)
+	return k.hosts(w, t, seed, hosts, jobRanks(w, hosts))
+}
+
+// Build compiles the job described by in to its DAG on hosts numbered as
+// in.Hosts says (collectives: before any scale-up remapping, which is the
+// layout's business).
+func (k *WorkloadKind) Build(in BuildInput) (*workload.DAG, error) { return k.build(in) }
+
+// BuildInput is what compiling a job needs beyond its workload keys: the
+// hosts it occupies and what the caller read for it.
+type BuildInput struct {
+	Workload Workload
+	Spec     *Scenario // the host link rate, the NIC's MTU and overhead
+	Seed     uint64    // the job's (JobSeed)
+	Size     int64
+	NumHosts int   // of the layout
+	Hosts    []int // WorkloadKind.Hosts
+	// Server and Rail are the layout's server and rail of each of Hosts
+	// (collectives).
+	Server, Rail []int
+	// Counts is the collective's workload.Count when the caller has it.
+	Counts *workload.Counts
+	Dist   *workload.SizeDist  // ReadsMessageKeys: size_dist, read by the caller
+	Flows  []workload.FlowSpec // ReadsFile: the flow list, read by the caller
+}
+
+// jobRanks is a workload's rank count with 0 = every host from host_offset.
+func jobRanks(w Workload, hosts int) int {
+	if w.Ranks == 0 {
+		return hosts - w.HostOffset
+	}
+	return w.Ranks
+}
+
+// LookupWorkloadKind is the descriptor of kind name.
+func LookupWorkloadKind(name string) (*WorkloadKind, bool) {
+	k, ok := workloadKindIndex[name]
+	return k, ok
+}
+
+// WorkloadKinds names every workload kind: the collectives of the workload
+// catalogue, then the traffic patterns.
+func WorkloadKinds() []string {
+	var out []string
+	for _, k := range workloadKindList {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+// kindOf is the descriptor of a kind validation accepted.
+func kindOf(name string) *WorkloadKind {
+	k, ok := LookupWorkloadKind(name)
+	if !ok {
+		panic(fmt.Sprintf("scenario: workload kind %q was not validated", name))
+	}
+	return k
+}
+
+// The registry, in catalogue order and by name (filled by init: the
+// descriptors' functions refer back to the lookups).
+var (
+	workloadKindList  []*WorkloadKind
+	workloadKindIndex = map[string]*WorkloadKind{}
+)
+
+func init() {
+	workloadKindList = workloadKindsCatalogue()
+	for _, k := range workloadKindList {
+		workloadKindIndex[k.Name] = k
+	}
+}
+
+func workloadKindsCatalogue() []*WorkloadKind {
+	var list []*WorkloadKind
+	for _, name := range workload.Collectives() {
+		list = append(list, &WorkloadKind{Name: name, Collective: true,
+			hosts: collectiveHosts, build: buildCollective, idealBytes: collectiveIdealBytes})
+	}
+	return append(list,
+		&WorkloadKind{Name: "permutation", HostRange: true, hosts: rangeHosts,
+			build: func(in BuildInput) (*workload.DAG, error) {
+				d, err := workload.Permutation(len(in.Hosts), in.Size, sim.NewRNG(in.Seed, "permutation"))
+				if err != nil {
+					return nil, err
+				}
+				mapHosts(d, in.Hosts)
+				return d, nil
+			},
+			idealBytes: func(_ Workload, _ Topology, _ int, size units.Size) (float64, int, bool) {
+				return float64(size), 1, true // each host sends one size
+			}},
+		&WorkloadKind{Name: "incast",
+			check: func(c *checker, p string, _ int, w Workload, _ Topology, _, hosts int, _ units.Duration) {
+				c.need(w.Senders >= 1, p+"senders", "incast needs at least 1 sender, got %d", w.Senders)
+				c.need(w.Target >= 0 && w.Target < hosts, p+"target", "host %d is not in the topology (hosts 0–%d)", w.Target, hosts-1)
+				c.need(w.Senders < hosts, p+"senders", "%d senders and a target need %d hosts; the topology has %d", w.Senders, w.Senders+1, hosts)
+			},
+			hosts: func(w Workload, _ Topology, _ uint64, hosts, _ int) ([]int, error) {
+				hs := []int{w.Target}
+				for k := 1; k <= w.Senders; k++ {
+					hs = append(hs, (w.Target+k)%hosts)
+				}
+				return hs, nil
+			},
+			build: func(in BuildInput) (*workload.DAG, error) {
+				return workload.Incast(in.NumHosts, in.Workload.Senders, in.Workload.Target, in.Size)
+			},
+			idealBytes: func(w Workload, _ Topology, _ int, size units.Size) (float64, int, bool) {
+				return float64(w.Senders) * float64(size), 1, true // into the target
+			}},
+		&WorkloadKind{Name: "flows", ReadsFile: true,
+			rowSize: func(f *File, w Workload) units.Size { return units.Size(f.flowFile(w.File).total) },
+			check: func(c *checker, p string, _ int, w Workload, _ Topology, _, hosts int, limit units.Duration) {
+				c.flowsAt(p+"file", w, hosts, limit)
+			},
+			hosts: func(Workload, Topology, uint64, int, int) ([]int, error) { return nil, nil },
+			build: func(in BuildInput) (*workload.DAG, error) { return workload.Flows(in.NumHosts, in.Flows) }},
+		&WorkloadKind{Name: "uniform", HostRange: true, ReadsLoad: true, hosts: rangeHosts,
+			check: func(c *checker, p string, _ int, w Workload, t Topology, ranks, _ int, limit units.Duration) {
+				c.uniform(p, w, t, ranks, limit)
+			},
+			build: func(in BuildInput) (*workload.DAG, error) {
+				w := in.Workload
+				return workload.Uniform(in.Hosts, in.Size, w.Load, in.Spec.Topology.HostLink.Rate, w.Duration,
+					sim.NewRNG(in.Seed, "uniform"), workload.MaxUniformMessages)
+			}},
+		&WorkloadKind{Name: "messages", HostRange: true, ReadsLoad: true, ReadsMessageKeys: true, hosts: rangeHosts,
+			rowSize: func(f *File, w Workload) units.Size {
+				// One row: its "size" is the distribution's mean message size.
+				d, err := f.sizeDist(w.SizeDist)
+				if err != nil {
+					return 0
+				}
+				return units.Size(d.Mean() + 0.5)
+			},
+			check: func(c *checker, p string, job int, w Workload, _ Topology, ranks, _ int, limit units.Duration) {
+				c.messages(p, job, w, c.spec, ranks, limit)
+			},
+			build: func(in BuildInput) (*workload.DAG, error) {
+				w, nic := in.Workload, in.Spec.NIC
+				return workload.Messages(workload.MessagesSpec{Hosts: in.Hosts, Sizes: in.Dist, Load: w.Load,
+					Rate: in.Spec.Topology.HostLink.Rate, Payload: int64(nic.MTU), Header: int64(nic.Overhead),
+					Duration: w.Duration, Pattern: w.Pattern, ResponseBytes: int64(w.ResponseSize), Seed: in.Seed,
+					Limit: workload.MaxUniformMessages})
+			}},
+	)
+}
+
+// collectiveHosts places a collective's ranks over the hosts from
+// host_offset on (a list names hosts absolutely), then numbers them back.
+// Servers are consecutive groups of gpus_per_server hosts on every
+// topology kind, as topo builds them.
+func collectiveHosts(w Workload, t Topology, seed uint64, hosts, ranks int) ([]int, error) {
+	off := w.HostOffset
+	if w.Placement == "list" {
+		off = 0
+	}
+	if off < 0 || off >= hosts {
+		return nil, fmt.Errorf("host_offset %d is not a host of the topology (0–%d)", off, hosts-1)
+	}
+	g := max(t.GPUsPerServer, 1)
+	server, rail := make([]int, hosts-off), make([]int, hosts-off)
+	for i := range server {
+		server[i], rail[i] = (off+i)/g, (off+i)%g
+	}
+	hs, err := workload.Place(w.Placement, ranks, server, rail, w.RanksPerServer, sim.NewRNG(seed, "placement"), w.PlacementHosts)
+	if err != nil {
+		return nil, err
+	}
+	if w.Placement != "list" {
+		for r := range hs {
+			hs[r] += off
+		}
+	}
+	return hs, nil
+}
+
+// rangeHosts is a host-range kind's hosts: placement: list's, or ranks
+// consecutive hosts from host_offset.
+func rangeHosts(w Workload, _ Topology, _ uint64, hosts, ranks int) ([]int, error) {
+	if w.Placement == "list" {
+		return append([]int(nil), w.PlacementHosts...), nil
+	}
+	if w.HostOffset+ranks > hosts {
+		return nil, fmt.Errorf("%d hosts from host_offset %d do not fit the topology's %d hosts", ranks, w.HostOffset, hosts)
+	}
+	hs := make([]int, ranks)
+	for i := range hs {
+		hs[i] = w.HostOffset + i
+	}
+	return hs, nil
+}
+
+func buildCollective(in BuildInput) (*workload.DAG, error) {
+	ws := CollectiveSpec(in.Workload, in.Seed, in.Size, len(in.Hosts), in.Hosts, in.Server, in.Rail)
+	if in.Counts != nil && in.Counts.Copies > 0 {
+		ws.Counts = in.Counts
+	}
+	return workload.Build(ws)
+}
+
+// collectiveIdealBytes is the lab's algorithm-independent bound
+// (metrics.BusBWFactor × the nccl-tests size) over every run (warmup and
+// iterations); no closed form on servers with a scale-up domain, which
+// carries part of the traffic past the NICs.
+func collectiveIdealBytes(w Workload, t Topology, ranks int, size units.Size) (float64, int, bool) {
+	if t.ScaleUp.Rate > 0 && t.GPUsPerServer > 1 || ranks < 2 {
+		return 0, 0, false
+	}
+	return metrics.BusBWFactor(metrics.Collective(w.Kind), ranks) * float64(workload.NCCLSize(w.Kind, ranks, int64(size))), max(w.Iterations, 1) + max(w.Warmup, 0), true
+}
+
+// CollectiveSpec is the workload.Spec of collective workload w at size
+// with its ranks on hosts rankHost (their servers and rails given).
+func CollectiveSpec(w Workload, seed uint64, size int64, ranks int, rankHost, rankServer, rankRail []int) workload.Spec {
+	return workload.Spec{
+		Collective: w.Kind, Algorithm: w.Algorithm, Ranks: ranks, Size: size, Root: w.Root,
+		RankHost: rankHost, RankServer: rankServer, RankRail: rankRail,
+		ChunkSize: int64(w.MessageSize), QPs: w.QPs, Seed: seed,
+		Iterations: w.Iterations, Warmup: w.Warmup,
+	}
+}
+
+// mapHosts moves a pattern built on hosts 0…n−1 to hosts hs.
+func mapHosts(d *workload.DAG, hs []int) {
+	for i := range d.Msgs {
+		d.Msgs[i].Src = int32(hs[d.Msgs[i].Src])
+		d.Msgs[i].Dst = int32(hs[d.Msgs[i].Dst])
+	}
+	d.RankHost = append([]int(nil), hs...)
+}
+
+// TransportKind is what the scenario package, plan and the engines need to
+// know of a transport beyond its own knobs: how messages map to
+// connections, and the advice when forwarding reorders its packets. The
+// packet engine's transports are registered in lab (a test checks that it
+// has one for every kind here).
+type TransportKind struct {
+	Name string
+	// PerMessage: no connections; every message is its own (Homa's RPCs).
+	PerMessage bool
+	// Streams: TCP byte streams, where transport.tcp.connections applies
+	// (pool: up to pool_size connections per host pair).
+	Streams bool
+	// reorderNote is the advice for a forwarding policy that reorders
+	// packets ("" = none).
+	reorderNote func(s *Scenario, policy string) string
+}
+
+// PoolSize is how many connections a host pair's messages are spread over
+// (1 but for a stream transport with connections: pool).
+func (k *TransportKind) PoolSize(t Transport) int {
+	if k.Streams && t.TCP.Connections == "pool" {
+		return max(t.TCP.PoolSize, 1)
+	}
+	return 1
+}
+
+var transportKindList = []*TransportKind{
+	{Name: "roce", reorderNote: func(s *Scenario, p string) string {
+		if s.NIC.OutOfOrder != "go-back-n" {
+			return ""
+		}
+		return fmt.Sprintf("forwarding %s reorders packets but nic.out_of_order is go-back-n: every reordering costs a NACK and a resend (set nic.out_of_order: accept for NICs built for it)", p)
+	}},
+	{Name: "homa", PerMessage: true},
+	{Name: "dctcp", Streams: true, reorderNote: tcpReorderNote},
+	{Name: "tcp", Streams: true, reorderNote: tcpReorderNote},
+}
+
+func tcpReorderNote(_ *Scenario, p string) string {
+	return fmt.Sprintf("forwarding %s reorders packets: TCP takes three duplicate ACKs as a loss, so reordering costs fast retransmits and window cuts (ecmp or flowlet keep a connection's packets in order)", p)
+}
+
+// TransportKinds names every transport.
+func TransportKinds() []string {
+	var out []string
+	for _, k := range transportKindList {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+// LookupTransportKind is the descriptor of transport name ("" = roce, the
+// default).
+func LookupTransportKind(name string) (*TransportKind, bool) {
+	if name == "" {
+		name = "roce"
+	}
+	for _, k := range transportKindList {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// TransportOf is the descriptor of a validated scenario's transport.
+func TransportOf(s *Scenario) *TransportKind {
+	k, ok := LookupTransportKind(s.Transport.Kind)
+	if !ok {
+		panic(fmt.Sprintf("scenario: transport %q was not validated", s.Transport.Kind))
+	}
+	return k
+}

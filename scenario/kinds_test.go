@@ -1,0 +1,84 @@
+package scenario
+
+import (
+	"slices"
+	"testing"
+
+	"fabriclab/workload"
+)
+
+// The registry holds every collective of the catalogue and the patterns,
+// each with the parts every engine calls.
+func TestWorkloadKindsRegistry(t *testing.T) {
+	names := WorkloadKinds()
+	want := append(workload.Collectives(), "permutation", "incast", "flows", "uniform", "messages")
+	if !slices.Equal(names, want) {
+		t.Fatalf("WorkloadKinds() = %v, want %v", names, want)
+	}
+	for _, n := range names {
+		k, ok := LookupWorkloadKind(n)
+		if !ok || k.Name != n || k.hosts == nil || k.build == nil {
+			t.Errorf("%s: descriptor incomplete: %+v", n, k)
+			continue
+		}
+		if k.Collective != (workload.Algorithms(n) != nil) {
+			t.Errorf("%s: Collective = %v, but the catalogue says otherwise", n, k.Collective)
+		}
+		if k.Sized() == (n == "flows" || n == "messages") {
+			t.Errorf("%s: Sized = %v", n, k.Sized())
+		}
+	}
+	if _, ok := LookupWorkloadKind("torus"); ok {
+		t.Error("an unknown kind was found")
+	}
+	if got := hostRangeKinds(); got != "permutation, uniform and messages" {
+		t.Errorf("hostRangeKinds() = %q", got)
+	}
+}
+
+// Hosts per kind, exactly: a collective's placement, a host range, a list,
+// an incast's target first, nothing for a flow list.
+func TestWorkloadKindHosts(t *testing.T) {
+	topo := Topology{Kind: "leaf-spine", Hosts: 8, HostsPerLeaf: 4, GPUsPerServer: 1}
+	cases := []struct {
+		w    Workload
+		want []int
+	}{
+		{Workload{Kind: "alltoall", Ranks: 4, HostOffset: 2, Placement: "packed"}, []int{2, 3, 4, 5}},
+		{Workload{Kind: "permutation", Ranks: 3, HostOffset: 5}, []int{5, 6, 7}},
+		{Workload{Kind: "uniform", Placement: "list", PlacementHosts: []int{7, 1}}, []int{7, 1}},
+		{Workload{Kind: "incast", Senders: 3, Target: 6}, []int{6, 7, 0, 1}},
+		{Workload{Kind: "flows"}, nil},
+	}
+	for _, c := range cases {
+		hs, err := JobHosts(c.w, topo, 1)
+		if err != nil || !slices.Equal(hs, c.want) {
+			t.Errorf("%s: JobHosts = %v, %v; want %v", c.w.Kind, hs, err, c.want)
+		}
+	}
+	if _, err := JobHosts(Workload{Kind: "permutation", Ranks: 4, HostOffset: 6}, topo, 1); err == nil {
+		t.Error("a host range past the topology was accepted")
+	}
+	if _, err := JobHosts(Workload{Kind: "torus"}, topo, 1); err == nil {
+		t.Error("an unknown kind got hosts")
+	}
+}
+
+func TestTransportKinds(t *testing.T) {
+	if got := TransportKinds(); !slices.Equal(got, []string{"roce", "homa", "dctcp", "tcp"}) {
+		t.Fatalf("TransportKinds() = %v", got)
+	}
+	k, ok := LookupTransportKind("")
+	if !ok || k.Name != "roce" {
+		t.Errorf("the default transport is %v", k)
+	}
+	tcp, _ := LookupTransportKind("tcp")
+	homa, _ := LookupTransportKind("homa")
+	pool := Transport{TCP: TCP{Connections: "pool", PoolSize: 4}}
+	if tcp.PoolSize(pool) != 4 || homa.PoolSize(pool) != 1 || tcp.PoolSize(Transport{}) != 1 {
+		t.Errorf("pool sizes: tcp %d, homa %d, tcp default %d", tcp.PoolSize(pool), homa.PoolSize(pool), tcp.PoolSize(Transport{}))
+	}
+	if !homa.PerMessage || tcp.PerMessage {
+		t.Error("only Homa is per message")
+	}
+}
