@@ -28,6 +28,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"homa-w5.yaml":              {"topology.hosts=32", "workload.duration=5ms"},
 		"homa-paper.yaml":           {"topology.hosts=32", "workload.duration=2ms"},
 		"rpc-beside-alltoall.yaml":  {"workload.duration=200us"},
+		"hosts-alltoall.yaml":       {"workload.sizes.list=[1MiB]"},
 	}
 	files, _ := filepath.Glob("../examples/*.yaml")
 	if len(files) < len(shrink) {

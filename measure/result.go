@@ -19,6 +19,7 @@ func Result(p *plan.Plan, t *Trace) metrics.SizeResult {
 	r := Summary(p, p.Parts[0], t)
 	r.Events = t.Events
 	r.SimEndS = t.Now.Seconds()
+	r.Hosts = t.Hosts
 	if len(p.Parts) > 1 {
 		for _, pt := range p.Parts {
 			pr := r

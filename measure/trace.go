@@ -41,6 +41,8 @@ type Trace struct {
 	Fabric *Fabric
 	// Bounds are the layout's bounds that results are measured against.
 	Bounds Bounds
+	// Hosts is what a real-hosts engine adds to the row (nil otherwise).
+	Hosts *metrics.HostsRun
 }
 
 // Done reports whether every message was delivered.

@@ -155,6 +155,37 @@ type SizeResult struct {
 	WallS        float64      `json:"wall_s"`
 	SimEndS      float64      `json:"sim_end_s"`
 	Conservation Conservation `json:"conservation"`
+	// Hosts is what a run on real hosts (run --engine hosts) adds; nil for
+	// a simulated run.
+	Hosts *HostsRun `json:"hosts,omitempty"`
+}
+
+// HostsRun describes a row measured on real hosts: the engine, the agents,
+// the clocks and the kernels' counters.
+type HostsRun struct {
+	Engine string `json:"engine"` // "hosts"
+	Agents int    `json:"agents"`
+	// CC is the kernel congestion control the run asked for ("" = each
+	// kernel's default).
+	CC string `json:"cc,omitempty"`
+	// Scale is the fraction of the scenario's link rates the fabric ran
+	// at (1 on a real cluster; the namespace lab's --scale); ideal times
+	// and % of ideal are against the scaled rates.
+	Scale float64 `json:"scale"`
+	// ClockErrorS bounds the error of the agents' clock offsets (the
+	// largest half round trip of the best clock sample): start and end
+	// times from different hosts are known to within it.
+	ClockErrorS float64 `json:"clock_error_s"`
+	// HostCounters are, per agent, its kernel's and NICs' counters over
+	// the run (after − before); a counter an agent does not expose is
+	// absent, never 0.
+	HostCounters []AgentCounters `json:"host_counters,omitempty"`
+}
+
+// AgentCounters are one agent's counters over a run.
+type AgentCounters struct {
+	Agent    string           `json:"agent"`
+	Counters map[string]int64 `json:"counters"`
 }
 
 // Completion is what ran (size, ranks, algorithm), how long it took, the

@@ -20,6 +20,11 @@ type ResultColumn struct {
 	SQL string
 	// CSV is false for a column that is only stored (error).
 	CSV bool
+	// Fabric marks a figure only a simulated fabric measures: its CSV
+	// cell is empty on a row from real hosts (metrics.SizeResult.Hosts),
+	// which did not measure it (the store keeps its NOT NULL 0 there, and
+	// the row's JSON says hosts).
+	Fabric bool
 	// Row is the cell of a result's own row: r is a result of variant v
 	// (v is nil in the store, which stores no variant column). A value is a
 	// string, int, int64, uint64, float64, bool, or nil for an empty cell.
@@ -83,7 +88,7 @@ func ofTiming(name string, get func(t *metrics.Timing) any) ResultColumn {
 // ofFabric is a stored column of the FabricTotals part: the whole fabric's,
 // on the result's own row only.
 func ofFabric(name, sql string, get func(f *metrics.FabricTotals) any) ResultColumn {
-	return ResultColumn{Name: name, SQL: sql, CSV: true,
+	return ResultColumn{Name: name, SQL: sql, CSV: true, Fabric: true,
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return get(&r.FabricTotals) }}
 }
 
@@ -111,6 +116,15 @@ func csvHeader() []string {
 		}
 	}
 	return h
+}
+
+// CSVValue is column c's cell value for result r of variant v in CSV:
+// empty for a fabric figure on a row from real hosts.
+func (c ResultColumn) CSVValue(v *VariantResult, r *metrics.SizeResult) any {
+	if c.Fabric && r.Hosts != nil {
+		return nil
+	}
+	return c.Row(v, r)
 }
 
 // csvCell writes a column's value: numbers as numbers (floats in the

@@ -183,7 +183,7 @@ func WriteCSV(w io.Writer, o Output) error {
 			row = row[:0]
 			for _, c := range ResultColumns {
 				if c.CSV {
-					row = append(row, csvCell(c.Row(v, r)))
+					row = append(row, csvCell(c.CSVValue(v, r)))
 				}
 			}
 			if err := cw.Write(row); err != nil {
@@ -297,10 +297,10 @@ func WriteTable(w io.Writer, v VariantResult) error {
 			fmt.Sprintf("%.1f", r.IdealPct),
 			usec(r.IdealS),
 			fmt.Sprintf("%.1f", r.RoutedIdealPct),
-			strconv.FormatInt(r.PFCPauses, 10),
-			strconv.FormatInt(r.ECNMarks, 10),
-			strconv.FormatInt(r.Drops, 10),
-			strconv.FormatInt(r.Retransmits, 10),
+			fabricCell(&r, r.PFCPauses),
+			fabricCell(&r, r.ECNMarks),
+			fabricCell(&r, r.Drops),
+			retxCell(&r),
 		})
 		if r.Complete {
 			marks = append(marks, "")
@@ -511,7 +511,7 @@ var messageSweepCols = []sweepCol{
 func measured(r metrics.SizeResult, messages bool) []string {
 	if !messages {
 		return []string{usec(r.CCTS), fmt.Sprintf("%.2f", r.BusBWGBps), fmt.Sprintf("%.1f", r.IdealPct),
-			strconv.FormatInt(r.PFCPauses, 10), strconv.FormatInt(r.ECNMarks, 10), strconv.FormatInt(r.Drops, 10)}
+			fabricCell(&r, r.PFCPauses), fabricCell(&r, r.ECNMarks), fabricCell(&r, r.Drops)}
 	}
 	carried := "no"
 	if r.Load.Carried {
@@ -759,4 +759,34 @@ func alignRows(b *strings.Builder, rows [][]string, header int, left []bool) {
 		}
 		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
 	}
+}
+
+// fabricCell is a fabric counter's cell: n/a on a row from real hosts,
+// whose fabric nobody counted (never a 0 that was not measured).
+func fabricCell(r *metrics.SizeResult, v int64) string {
+	if r.Hosts != nil {
+		return "n/a"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// retxCell is the retransmissions: the fabric's, or on real hosts the
+// kernels' (Tcp.RetransSegs over the run, summed over the agents; n/a
+// unless every agent counted them).
+func retxCell(r *metrics.SizeResult) string {
+	if r.Hosts == nil {
+		return strconv.FormatInt(r.Retransmits, 10)
+	}
+	var sum int64
+	for _, a := range r.Hosts.HostCounters {
+		v, ok := a.Counters["Tcp.RetransSegs"]
+		if !ok {
+			return "n/a"
+		}
+		sum += v
+	}
+	if len(r.Hosts.HostCounters) == 0 {
+		return "n/a"
+	}
+	return strconv.FormatInt(sum, 10)
 }

@@ -318,6 +318,9 @@ type runFlags struct {
 	pngDir   string // --report-png DIR
 	tags     []string
 	note     string
+	engine   string // --engine packet|hosts
+	agents   string // --agents FILE|lab (hosts engine)
+	cc       string // --cc: the kernels' congestion control (hosts engine)
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -375,6 +378,9 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	fl.BoolVar(&f.noStore, "no-store", false, "do not save the run in the results database")
 	fl.StringVar(&f.report, "report", "", "write an HTML report with charts to `FILE` (see 'fabriclab report --help')")
 	fl.StringVar(&f.pngDir, "report-png", "", "with --report, also write each chart as a PNG into `DIR`")
+	fl.StringVar(&f.engine, "engine", "packet", "run on the `ENGINE`: packet (the simulator) or hosts (agents on real servers, see --agents)")
+	fl.StringVar(&f.agents, "agents", "", "with --engine hosts: the agents `FILE` mapping hosts to agents, or lab for the namespace lab of 'fabriclab lab up'")
+	fl.StringVar(&f.cc, "cc", "", "with --engine hosts: the kernels' TCP congestion control `NAME` (cubic, bbr, reno, dctcp…; default: dctcp for transport.kind dctcp, else each kernel's default)")
 	a.maxScenarioFlag(cmd)
 	return cmd
 }
@@ -396,6 +402,10 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 	if f.pngDir != "" && f.report == "" {
 		return usageErr(cmd, "--report-png needs --report FILE")
+	}
+	runJob, err := a.engineFor(cmd, &f)
+	if err != nil {
+		return err
 	}
 	if (len(f.tags) > 0 || f.note != "") && f.noStore {
 		return usageErr(cmd, "--tag and --note need the results store (drop --no-store)")
@@ -448,7 +458,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	if err != nil {
 		return err
 	}
-	r := &Runner{Run: a.runJob, Parallel: f.parallel, Reporter: sr.wrap(a.reporter(f.quiet))}
+	r := &Runner{Run: runJob, Parallel: f.parallel, Reporter: sr.wrap(a.reporter(f.quiet))}
 	processStop.jobPhase() // the first signal stops the jobs (signals.go)
 	results := r.RunAll(ctx, p.Jobs)
 	processStop.outputPhase() // the outputs are written; a second signal quits

@@ -1,0 +1,217 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"fabriclab/hosts/wire"
+)
+
+// Server is one agent: the control channel's listener, the sessions, at
+// most one run, and the metrics listener.
+type Server struct {
+	cfg     Config
+	lim     limits
+	tlsMode string // how TLS is set up, for the start line
+	tlsCfg  *tls.Config
+	ln, mln net.Listener
+	srv     *http.Server
+	msrv    *http.Server
+	metrics *metrics
+
+	mu       sync.Mutex
+	conns    map[net.Conn]*connState
+	sessions map[[wire.SessionIDLen]byte]*session
+	run      *activeRun    // nil when idle
+	closing  chan struct{} // closed once the last run's plane has closed
+	last     *lastRun      // the last finished run's counters, for /metrics
+
+	failQueue chan struct{} // failed handshakes waiting for their answer
+	failMu    sync.Mutex    // they wait one at a time
+}
+
+// maxMessage bounds a request body (a large run's spec is a few MB);
+// handshake messages are tiny and get far less.
+const (
+	maxMessage          = 64 << 20
+	maxHandshakeMessage = 4 << 10
+	idleTimeout         = 5 * time.Minute
+)
+
+// Listen checks cfg, sets up TLS and binds the control and metrics
+// addresses; Serve then serves them.
+func Listen(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       cfg,
+		conns:     map[net.Conn]*connState{},
+		sessions:  map[[wire.SessionIDLen]byte]*session{},
+		failQueue: make(chan struct{}, 16),
+		lim: limits{
+			allow: cfg.Allow, dataIPs: cfg.DataIPs,
+			maxRate: cfg.MaxRate, maxDuration: cfg.MaxDuration,
+		},
+	}
+	if s.cfg.NewPlane == nil || s.cfg.AvailableCC == nil || s.cfg.HostCounters == nil {
+		useDataplane(&s.cfg)
+	}
+	closed := make(chan struct{})
+	close(closed)
+	s.closing = closed
+	s.tlsCfg, s.tlsMode, err = serverTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = newMetrics(s)
+	s.ln, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("control channel: %v", err)
+	}
+	if cfg.MetricsListen != "" {
+		s.mln, err = net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			s.ln.Close()
+			return nil, fmt.Errorf("metrics: %v", err)
+		}
+	}
+	s.srv = s.newHTTPServer()
+	if s.mln != nil {
+		s.msrv = &http.Server{Handler: s.metrics.handler(), ReadHeaderTimeout: 10 * time.Second}
+	}
+	return s, nil
+}
+
+// Addr is the control channel's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// MetricsAddr is the metrics address, nil when there is none.
+func (s *Server) MetricsAddr() net.Addr {
+	if s.mln == nil {
+		return nil
+	}
+	return s.mln.Addr()
+}
+
+// TLSMode says how the control channel's TLS is set up, for the start log.
+func (s *Server) TLSMode() string { return s.tlsMode }
+
+func (s *Server) newHTTPServer() *http.Server {
+	opts := []connect.HandlerOption{
+		connect.WithCodec(wire.Codec{}),
+		connect.WithReadMaxBytes(maxMessage),
+		connect.WithRecover(func(_ context.Context, spec connect.Spec, _ http.Header, p any) error {
+			s.cfg.Logf("internal error in %s: %v", spec.Procedure, p)
+			return connect.NewError(connect.CodeInternal, errors.New("internal error in the agent"))
+		}),
+	}
+	small := append(opts[:len(opts):len(opts)], connect.WithReadMaxBytes(maxHandshakeMessage))
+	mux := http.NewServeMux()
+	mux.Handle(wire.ProcChallenge, connect.NewUnaryHandler(wire.ProcChallenge, s.challenge, small...))
+	mux.Handle(wire.ProcAuthenticate, connect.NewUnaryHandler(wire.ProcAuthenticate, s.authenticate, small...))
+	mux.Handle(wire.ProcInfo, connect.NewUnaryHandler(wire.ProcInfo, s.info, opts...))
+	mux.Handle(wire.ProcClock, connect.NewUnaryHandler(wire.ProcClock, s.clock, opts...))
+	mux.Handle(wire.ProcPrepare, connect.NewUnaryHandler(wire.ProcPrepare, s.prepare, opts...))
+	mux.Handle(wire.ProcConnect, connect.NewUnaryHandler(wire.ProcConnect, s.connect, opts...))
+	mux.Handle(wire.ProcStart, connect.NewUnaryHandler(wire.ProcStart, s.start, opts...))
+	mux.Handle(wire.ProcPost, connect.NewUnaryHandler(wire.ProcPost, s.post, opts...))
+	mux.Handle(wire.ProcEvents, connect.NewServerStreamHandler(wire.ProcEvents, s.events, opts...))
+	mux.Handle(wire.ProcCheckpoint, connect.NewUnaryHandler(wire.ProcCheckpoint, s.checkpoint, opts...))
+	mux.Handle(wire.ProcStop, connect.NewUnaryHandler(wire.ProcStop, s.stop, opts...))
+	mux.Handle(wire.ProcAbort, connect.NewUnaryHandler(wire.ProcAbort, s.abort, opts...))
+
+	guarded := s.guard(mux)
+	errw := connect.NewErrorWriter()
+	top := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cs := connFrom(r.Context())
+		if cs == nil {
+			errw.Write(w, r, connect.NewError(connect.CodeInternal, errors.New("no connection state")))
+			return
+		}
+		if _, err := cs.binding(r); err != nil {
+			errw.Write(w, r, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("the control channel needs TLS 1.3: %v", err)))
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
+	var protos http.Protocols
+	protos.SetHTTP2(true)
+	return &http.Server{
+		Handler:           top,
+		TLSConfig:         s.tlsCfg,
+		Protocols:         &protos,
+		ReadHeaderTimeout: 10 * time.Second,
+		// A connection with no request for this long is closed, and its
+		// sessions with it (a run keeps its controller far busier).
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: 16 << 10,
+		HTTP2:          &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 10 * time.Second},
+		ConnContext:    s.connContext,
+		ConnState:      s.connStateChange,
+		// TLS handshake failures (a client without a certificate under
+		// mTLS, a port scanner) are logged as one line each.
+		ErrorLog: newErrorLog(s.cfg.Logf),
+	}
+}
+
+// Serve serves until ctx ends, then aborts any run and closes everything.
+func (s *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, 2)
+	go func() { errc <- s.srv.ServeTLS(s.ln, "", "") }()
+	if s.msrv != nil {
+		go func() { errc <- s.msrv.Serve(s.mln) }()
+	}
+	stopWatch := make(chan struct{})
+	go s.watchLease(stopWatch)
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		err = fmt.Errorf("serving: %v", err)
+	}
+	close(stopWatch)
+	s.abortRun(outcomeShutdown, "the agent is shutting down")
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	select {
+	case <-closing:
+	case <-time.After(2 * time.Second):
+	}
+	s.srv.Close()
+	if s.msrv != nil {
+		s.msrv.Close()
+	}
+	return err
+}
+
+// watchLease aborts a run whose controller went silent.
+func (s *Server) watchLease(stop <-chan struct{}) {
+	tick := max(s.cfg.Lease/10, 10*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			r := s.run
+			expired := r != nil && r.owner.silent(now, s.cfg.Lease)
+			s.mu.Unlock()
+			if expired {
+				s.abortRunIf(r, outcomeLease, fmt.Sprintf("the controller sent nothing for %v (lease)", s.cfg.Lease))
+			}
+		}
+	}
+}

@@ -1,0 +1,160 @@
+// Package hosts is the real-hosts engine: the controller of `fabriclab run
+// --engine hosts`. It compiles a job's plan exactly as the simulator does
+// (the same DAG, connections and 5-tuples), maps the scenario's hosts to
+// agents (package inventory), estimates every agent's clock offset, drives
+// the stages a hardware tester has (prepare, connect, start, run, stop)
+// and turns what the agents report into the same trace the packet engine
+// records, so that measurement, the store and the reports do not care
+// which engine ran.
+//
+// The controller runs the workload's executor (workload.Executor): it
+// posts each released message to the agent of its source host, hears its
+// delivery from the agent of its destination (on that agent's clock,
+// corrected by its offset) and releases what depends on it.
+package hosts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+
+	"fabriclab/engine"
+	"fabriclab/hosts/inventory"
+	"fabriclab/hosts/wire"
+	"fabriclab/measure"
+	"fabriclab/plan"
+	"fabriclab/scenario"
+	"fabriclab/sim"
+	"fabriclab/topo"
+	"fabriclab/units"
+)
+
+// Agent is what the controller needs of one agent's control channel
+// (agent.Client; tests use fakes).
+type Agent interface {
+	Clock(ctx context.Context) (int64, error)
+	Prepare(ctx context.Context, spec wire.RunSpec) error
+	Connect(ctx context.Context) ([]wire.ConnFailure, error)
+	Start(ctx context.Context, atAgentUnixNano int64) error
+	Post(ctx context.Context, posts []wire.Post) error
+	Events(ctx context.Context) (<-chan wire.Event, error)
+	Checkpoint(ctx context.Context) (wire.Checkpoint, error)
+	Stop(ctx context.Context) (wire.Final, error)
+	Abort(ctx context.Context) error
+	Close() error
+}
+
+// Dialer opens the control channel of inventory agent a.
+type Dialer func(ctx context.Context, a inventory.Agent) (Agent, error)
+
+// DefaultDataPort is the port every data endpoint listens on (each host
+// has its own data IP).
+const DefaultDataPort = 7471
+
+// Engine runs plans on the agents of an inventory.
+type Engine struct {
+	Inventory *inventory.Inventory
+	Dial      Dialer
+	// CC is the kernel TCP congestion control for the run ("" = the
+	// scenario's: dctcp for transport.kind dctcp, else the kernel's
+	// default).
+	CC string
+	// DataPort is the data endpoints' port (0 = DefaultDataPort).
+	DataPort int
+	// Heartbeat is how often the controller checks on every agent during
+	// a run (0 = 200ms); an agent that does not answer within two
+	// heartbeats fails the run.
+	Heartbeat units.Duration
+	// Log hears the stages (nil: silent).
+	Log io.Writer
+}
+
+// layout is the hosts engine's plan.Layout: the scenario's topology as
+// declared (the real fabric, or the namespace lab that mirrors it), at the
+// inventory's scale, which the bounds are computed on.
+type layout struct {
+	plan.Layout
+	topo *topo.Topology
+	spec *scenario.Scenario
+}
+
+// Plan compiles the jobs sel of job on the declared topology, its rates
+// scaled to the inventory's, after checking that every host has an agent.
+func (e *Engine) Plan(job scenario.Job, sel plan.Selection) (*plan.Plan, error) {
+	if e.Inventory == nil {
+		return nil, errors.New("hosts: no agents file")
+	}
+	spec := scaled(job.Spec, e.Inventory.Scale)
+	if spec.Topology.ScaleUp.Rate > 0 {
+		return nil, errors.New("hosts: the hosts engine has no scale-up domain (set topology.scale_up.rate: 0; intra-server transfers go through the NICs)")
+	}
+	tp, err := topo.Build(sim.NewScheduler(), job.Seed, plan.TopoSpec(spec))
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Inventory.Cover(tp.Hosts); err != nil {
+		return nil, err
+	}
+	j := job
+	j.Spec = spec
+	l := &layout{Layout: plan.TopologyLayout(tp), topo: tp, spec: spec}
+	return plan.CompileOptions(j, l, plan.Options{Select: sel})
+}
+
+// scaled is a copy of spec whose link rates are scale of the scenario's
+// (the namespace lab shapes its links so).
+func scaled(spec *scenario.Scenario, scale float64) *scenario.Scenario {
+	s := *spec
+	if scale <= 0 || scale == 1 {
+		return &s
+	}
+	r := func(v units.Rate) units.Rate {
+		if v <= 0 {
+			return v
+		}
+		return max(units.Rate(float64(v)*scale+0.5), 1)
+	}
+	s.Topology.HostLink.Rate = r(s.Topology.HostLink.Rate)
+	s.Topology.FabricLink.Rate = r(s.Topology.FabricLink.Rate)
+	return &s
+}
+
+// Run executes p on the agents (see run).
+func (e *Engine) Run(ctx context.Context, p *plan.Plan, progress engine.Progress) (*engine.Trace, error) {
+	l, ok := p.Layout.(*layout)
+	if !ok {
+		return nil, errors.New("hosts: the plan was not made by the hosts engine")
+	}
+	r := &run{e: e, p: p, l: l, progress: progress}
+	return r.execute(ctx)
+}
+
+// endpoints is, per scenario host, its data address.
+func (e *Engine) endpoints(hosts int) ([]wire.Endpoint, error) {
+	port := e.DataPort
+	if port == 0 {
+		port = DefaultDataPort
+	}
+	at := e.Inventory.HostAgent()
+	eps := make([]wire.Endpoint, hosts)
+	for h := range eps {
+		pl, ok := at[h]
+		if !ok {
+			return nil, fmt.Errorf("no agent runs host %d", h)
+		}
+		eps[h] = wire.Endpoint{ID: h, Addr: netip.AddrPortFrom(pl.Host.DataIP, uint16(port))}
+	}
+	return eps, nil
+}
+
+// bounds are the plan's bounds on the declared topology.
+func (l *layout) bounds(p *plan.Plan) measure.Bounds { return measure.TopologyBounds(p, l.topo) }
+
+// logf writes one line of the controller's log.
+func (e *Engine) logf(format string, args ...any) {
+	if e.Log != nil {
+		fmt.Fprintf(e.Log, "hosts: "+format+"\n", args...)
+	}
+}

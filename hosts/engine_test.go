@@ -1,0 +1,255 @@
+package hosts
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fabriclab/engine"
+	"fabriclab/hosts/inventory"
+	"fabriclab/hosts/wire"
+	"fabriclab/plan"
+	"fabriclab/scenario"
+)
+
+// fakeNet stands in for agents and the network between them: a message
+// posted on a connection is delivered after its serialization at rate
+// behind whatever its source host sent before (one FIFO NIC per host),
+// reported by the destination's agent on that agent's clock.
+type fakeNet struct {
+	mu     sync.Mutex
+	rate   float64 // bytes per ns
+	busy   map[int]int64
+	agents []*fakeAgent
+	conns  map[int]wire.Conn // by id, from every Prepare
+	host   map[int]int       // endpoint → agent
+}
+
+type fakeAgent struct {
+	n      *fakeNet
+	idx    int
+	skew   int64 // agent clock − true clock
+	events chan wire.Event
+	dead   bool // answers nothing from now on
+	mu     sync.Mutex
+	posts  int
+	spec   wire.RunSpec
+}
+
+func (a *fakeAgent) clock() int64 { return time.Now().UnixNano() + a.skew }
+
+func (a *fakeAgent) alive() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.dead {
+		return errors.New("connection refused")
+	}
+	return nil
+}
+
+func (a *fakeAgent) Clock(context.Context) (int64, error) { return a.clock(), a.alive() }
+func (a *fakeAgent) Prepare(_ context.Context, s wire.RunSpec) error {
+	a.spec = s
+	a.n.mu.Lock()
+	defer a.n.mu.Unlock()
+	for _, c := range s.Conns {
+		a.n.conns[c.ID] = c
+	}
+	for _, h := range s.Local {
+		a.n.host[h] = a.idx
+	}
+	return nil
+}
+func (a *fakeAgent) Connect(context.Context) ([]wire.ConnFailure, error) { return nil, a.alive() }
+func (a *fakeAgent) Start(context.Context, int64) error                  { return a.alive() }
+func (a *fakeAgent) Post(_ context.Context, ps []wire.Post) error {
+	if err := a.alive(); err != nil {
+		return err
+	}
+	n := a.n
+	for _, p := range ps {
+		n.mu.Lock()
+		c := n.conns[p.Conn]
+		now := time.Now().UnixNano()
+		done := max(now, n.busy[c.From]) + int64(float64(p.Bytes)/n.rate)
+		n.busy[c.From] = done
+		dst := n.agents[n.host[c.To]]
+		n.mu.Unlock()
+		a.mu.Lock()
+		a.posts++
+		a.mu.Unlock()
+		go func() {
+			time.Sleep(time.Duration(done - time.Now().UnixNano()))
+			dst.events <- wire.Event{Kind: wire.EventDelivered, Msg: p.Msg, Conn: p.Conn, From: c.From, To: c.To, Bytes: p.Bytes, T: time.Now().UnixNano() + dst.skew}
+		}()
+	}
+	return nil
+}
+func (a *fakeAgent) Events(ctx context.Context) (<-chan wire.Event, error) {
+	out := make(chan wire.Event)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case ev := <-a.events:
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+func (a *fakeAgent) Checkpoint(context.Context) (wire.Checkpoint, error) {
+	return wire.Checkpoint{T: a.clock()}, a.alive()
+}
+func (a *fakeAgent) Stop(context.Context) (wire.Final, error) { return wire.Final{}, a.alive() }
+func (a *fakeAgent) Abort(context.Context) error              { return nil }
+func (a *fakeAgent) Close() error                             { return nil }
+
+// rig builds an inventory of one agent per host pair and the fake network.
+func rig(t *testing.T, hosts int, skews ...int64) (*inventory.Inventory, *fakeNet) {
+	t.Helper()
+	n := &fakeNet{rate: 1.25, busy: map[int]int64{}, conns: map[int]wire.Conn{}, host: map[int]int{}} // 10 Gb/s
+	inv := &inventory.Inventory{Path: "agents.yaml", Scale: 1}
+	for i := 0; i*2 < hosts; i++ {
+		a := inventory.Agent{Address: "agent" + string(rune('A'+i)) + ":7470"}
+		for h := 2 * i; h < min(2*i+2, hosts); h++ {
+			a.Hosts = append(a.Hosts, inventory.Host{Host: h, DataIP: netip.AddrFrom4([4]byte{10, 0, 0, byte(h + 1)})})
+		}
+		inv.Agents = append(inv.Agents, a)
+		var skew int64
+		if i < len(skews) {
+			skew = skews[i]
+		}
+		n.agents = append(n.agents, &fakeAgent{n: n, idx: i, skew: skew, events: make(chan wire.Event, 4096)})
+	}
+	return inv, n
+}
+
+func (n *fakeNet) dial(_ context.Context, a inventory.Agent) (Agent, error) {
+	return n.agents[int(a.Address[5]-'A')], nil
+}
+
+const scen = `
+topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 1, host_link: {rate: 10Gbps}, fabric_link: {rate: 10Gbps}}
+transport: {kind: tcp}
+workload: {kind: alltoall, sizes: {list: [256KiB]}}
+sim: {time_limit: 1s}
+`
+
+func job(t *testing.T, src string) scenario.Job {
+	t.Helper()
+	f, err := scenario.Parse("h.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Jobs()[0]
+}
+
+// The controller runs the DAG over the agents: every message is posted
+// to its source host's agent once, after what it depends on, and its
+// delivery time comes back on the controller's clock although every agent
+// clock is off by up to a second.
+func TestRunAllToAllOnFakeAgents(t *testing.T) {
+	inv, n := rig(t, 4, 1_000_000_000, -700_000_000)
+	e := &Engine{Inventory: inv, Dial: n.dial}
+	j := job(t, scen)
+	p, err := e.Plan(j, planTogether)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := e.Run(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Done() {
+		t.Fatalf("%d of %d delivered", tr.Delivered, len(tr.End))
+	}
+	posts := 0
+	for _, a := range n.agents {
+		posts += a.posts
+	}
+	msgs := 0
+	for i, m := range p.DAG.Msgs {
+		if !m.Marker {
+			msgs++
+		}
+		if tr.End[i] < tr.Start[i] || tr.Start[i] < 0 {
+			t.Fatalf("message %d: start %v end %v", i, tr.Start[i], tr.End[i])
+		}
+		for _, s := range p.DAG.Successors(int32(i)) {
+			if tr.Start[s] < tr.End[i] {
+				t.Fatalf("message %d started at %v before its dependency %d ended at %v", s, tr.Start[s], i, tr.End[i])
+			}
+		}
+	}
+	if posts != msgs {
+		t.Errorf("%d posts for %d messages", posts, msgs)
+	}
+	// Clock skews of ±1 s are gone: the run took milliseconds.
+	if last := tr.Now; last <= 0 || last > 5e11 {
+		t.Errorf("run ended at %v", last)
+	}
+	r, err := engine.RunJob(context.Background(), e, j, nil)
+	if err != nil || !r.Complete || r.BusBWGBps <= 0 || r.BusBWGBps > 10 {
+		t.Errorf("RunJob: complete %v busbw %v err %v", r.Complete, r.BusBWGBps, err)
+	}
+}
+
+// An agent that stops answering fails the run within two heartbeats, named
+// with its hosts; the run does not hang.
+func TestDeadAgentFailsTheRun(t *testing.T) {
+	inv, n := rig(t, 4)
+	e := &Engine{Inventory: inv, Dial: n.dial, Heartbeat: 20_000_000_000} // 20 ms (units.Duration is ps)
+	// A DAG long enough to be running when the agent dies.
+	j := job(t, strings.Replace(scen, "256KiB", "1GiB", 1))
+	p, err := e.Plan(j, planTogether)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		a := n.agents[1]
+		a.mu.Lock()
+		a.dead = true
+		a.mu.Unlock()
+	}()
+	began := time.Now()
+	tr, err := e.Run(context.Background(), p, nil)
+	if err == nil || !strings.Contains(err.Error(), "agentB:7470 (hosts 2, 3) stopped answering") {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(began); el > 2*time.Second {
+		t.Errorf("took %v to notice", el)
+	}
+	if tr == nil || tr.Done() {
+		t.Error("a failed run has a complete trace")
+	}
+}
+
+func TestPlanNeedsEveryHost(t *testing.T) {
+	inv, n := rig(t, 2)
+	e := &Engine{Inventory: inv, Dial: n.dial}
+	if _, err := e.Plan(job(t, scen), planTogether); err == nil || !strings.Contains(err.Error(), "no agent runs host 2") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestScaled(t *testing.T) {
+	j := job(t, scen)
+	s := scaled(j.Spec, 0.001)
+	if s.Topology.HostLink.Rate != 10_000_000 || j.Spec.Topology.HostLink.Rate != 10_000_000_000 {
+		t.Errorf("scaled %v, original %v", s.Topology.HostLink.Rate, j.Spec.Topology.HostLink.Rate)
+	}
+}
+
+var planTogether = plan.Together

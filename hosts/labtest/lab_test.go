@@ -1,0 +1,251 @@
+// Package labtest runs the real-hosts engine end to end on a namespace lab
+// this test builds and removes: the fabriclab binary brings the lab up
+// with one agent per host, runs scenarios on it and on the simulator, and
+// takes the lab down.
+package labtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// needRoot skips without root, except in CI (CI=true runs as root and must
+// never skip).
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the namespace lab tests need root, and CI=true runs as root")
+		}
+		t.Skip("the namespace lab tests need root (network namespaces); run them with sudo")
+	}
+}
+
+// binary builds fabriclab once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fabriclab")
+	out, err := exec.Command("go", "build", "-o", bin, "fabriclab/cmd/fabriclab").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// lab is a namespace lab up for one test.
+type lab struct {
+	t              *testing.T
+	bin, dir, scen string
+	prefix         string
+}
+
+const scenario = `name: labtest
+topology:
+  kind: leaf-spine
+  hosts: 4
+  hosts_per_leaf: 2
+  spines: 2
+  host_link: {rate: 100Gbps, delay: 1us}
+  fabric_link: {rate: 100Gbps, delay: 1us}
+# d-mod-k: the kernel's ECMP hash is not the simulator's, so with ECMP the
+# two would differ by which flows collide on an uplink, run by run.
+# No PFC and no ECN: the lab has neither.
+switch: {pfc: {enabled: false}, ecn: {enabled: false}, buffer: 16MiB, forwarding: d-mod-k}
+transport: {kind: tcp}
+workload: {kind: alltoall, sizes: {list: [4MiB]}}
+sim: {time_limit: 60ms}
+variants:
+  - name: alltoall
+  - name: allreduce-ring
+    workload: {kind: allreduce, algorithm: ring}
+`
+
+func up(t *testing.T, bin string) *lab {
+	t.Helper()
+	dir := t.TempDir()
+	l := &lab{t: t, bin: bin, dir: dir, scen: filepath.Join(dir, "s.yaml"),
+		prefix: "flx" + strconv.FormatInt(int64(os.Getpid()%46656), 36) + "-"}
+	if err := os.WriteFile(l.scen, []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	l.dir = state
+	t.Cleanup(func() {
+		if out, err := exec.Command(bin, "lab", "down", "--state-dir", state, "--prefix", l.prefix).CombinedOutput(); err != nil {
+			t.Errorf("lab down: %v\n%s", err, out)
+		}
+		out, _ := exec.Command("ip", "netns", "list").Output()
+		if strings.Contains(string(out), l.prefix) {
+			t.Errorf("lab down left namespaces:\n%s", out)
+		}
+	})
+	out, err := exec.Command(bin, "lab", "up", l.scen, "--state-dir", state, "--prefix", l.prefix,
+		"--mgmt-subnet", "10.250.0.0/16", "--scale", "1/1000").CombinedOutput()
+	if err != nil {
+		t.Fatalf("lab up: %v\n%s", err, out)
+	}
+	return l
+}
+
+// run runs fabriclab with args and returns stdout, stderr and the exit code.
+func (l *lab) run(args ...string) (string, string, int) {
+	var so, se bytes.Buffer
+	c := exec.Command(l.bin, args...)
+	c.Stdout, c.Stderr = &so, &se
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		l.t.Fatal(err)
+	}
+	return so.String(), se.String(), code
+}
+
+type row struct {
+	SizeBytes int64   `json:"size_bytes"`
+	CCTS      float64 `json:"cct_s"`
+	BusBW     float64 `json:"busbw_gbps"`
+	Complete  bool    `json:"complete"`
+	Hosts     *struct {
+		ClockErrorS float64 `json:"clock_error_s"`
+		Agents      int     `json:"agents"`
+	} `json:"hosts"`
+}
+
+func readRows(t *testing.T, path string) map[string]row {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Variants []struct {
+			Name    string `json:"name"`
+			Results []row  `json:"results"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]row{}
+	for _, v := range out.Variants {
+		for _, r := range v.Results {
+			m[fmt.Sprintf("%s/%d", v.Name, r.SizeBytes)] = r
+		}
+	}
+	return m
+}
+
+// An all-to-all and a ring all-reduce on the lab complete with bus
+// bandwidth at most the shaped rate and within 15% of the simulator's TCP
+// run of the same scenario at the lab's scale; killing an agent mid-run
+// fails the run, named, within two heartbeats, and the run is stored
+// failed; a wrong token is refused before anything runs.
+func TestLabCollectives(t *testing.T) {
+	needRoot(t)
+	if testing.Short() {
+		t.Skip("builds a namespace lab")
+	}
+	bin := binary(t)
+	l := up(t, bin)
+	agents := filepath.Join(l.dir, "agents.yaml")
+	hostsJSON := filepath.Join(l.dir, "hosts.json")
+	_, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", agents, "--cc", "cubic", "--no-store", "-q", "--json", hostsJSON)
+	if code != 0 {
+		t.Fatalf("hosts run: exit %d\n%s", code, se)
+	}
+	// The agents share this machine's clock: every estimated offset is
+	// the estimate's own error, which must stay under 100 µs.
+	offsets := regexp.MustCompile(`clock offset (\S+) ± (\S+)`).FindAllStringSubmatch(se, -1)
+	if len(offsets) < 4 {
+		t.Fatalf("no clock offsets in the log:\n%s", se)
+	}
+	for _, m := range offsets {
+		d, err := time.ParseDuration(m[1])
+		if err != nil || d.Abs() >= 100*time.Microsecond {
+			t.Errorf("clock offset %s (bound %s) on one shared clock: more than 100µs off", m[1], m[2])
+		}
+	}
+	simJSON := filepath.Join(l.dir, "sim.json")
+	_, se, code = l.run("run", l.scen, "--no-store", "-q", "--json", simJSON,
+		"--set", "topology.host_link.rate=100Mbps", "--set", "topology.fabric_link.rate=100Mbps", "--set", "sim.time_limit=60s")
+	if code != 0 {
+		t.Fatalf("simulated run: exit %d\n%s", code, se)
+	}
+	hosts, sim := readRows(t, hostsJSON), readRows(t, simJSON)
+	const shapedGBps = 100e6 / 8 / 1e9
+	for k, s := range sim {
+		h, ok := hosts[k]
+		if !ok || !h.Complete || h.Hosts == nil || h.Hosts.Agents != 4 {
+			t.Fatalf("%s: hosts row %+v", k, h)
+		}
+		if h.BusBW > shapedGBps*1.02 {
+			t.Errorf("%s: busbw %.4f GB/s above the shaped %.4f", k, h.BusBW, shapedGBps)
+		}
+		if d := math.Abs(h.CCTS/s.CCTS - 1); d > 0.15 {
+			t.Errorf("%s: lab %.1f ms, simulator %.1f ms (%.0f%% apart, more than 15%%)", k, h.CCTS*1e3, s.CCTS*1e3, d*100)
+		} else {
+			t.Logf("%s: lab %.1f ms, simulator %.1f ms (%.1f%%), clock error bound %.0f µs", k, h.CCTS*1e3, s.CCTS*1e3, d*100, h.Hosts.ClockErrorS*1e6)
+		}
+	}
+
+	t.Run("wrong token", func(t *testing.T) {
+		bad := filepath.Join(l.dir, "bad.yaml")
+		b, _ := os.ReadFile(agents)
+		os.WriteFile(filepath.Join(l.dir, "badtoken"), []byte("not-the-token-0123456789"), 0o600)
+		os.WriteFile(bad, bytes.Replace(b, []byte("token_file: token"), []byte("token_file: badtoken"), 1), 0o600)
+		_, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", bad, "--no-store", "-q")
+		if code != 1 || !strings.Contains(se, "authentication failed: wrong token") || strings.Count(strings.TrimSpace(se), "\n") > 4 {
+			t.Errorf("exit %d, stderr:\n%s", code, se)
+		}
+	})
+
+	t.Run("agent killed", func(t *testing.T) {
+		// 64 MiB takes about 4 s at 100 Mb/s: kill host 1's agent after 1 s.
+		db := filepath.Join(l.dir, "runs.db")
+		c := exec.Command(bin, "run", l.scen, "--engine", "hosts", "--agents", agents, "--db", db, "-q",
+			"--set", "workload.sizes.list=[64MiB]")
+		var se bytes.Buffer
+		c.Stderr = &se
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		killed := time.Now()
+		pids, _ := exec.Command("ip", "netns", "pids", l.prefix+"h1").Output()
+		for _, p := range strings.Fields(string(pids)) {
+			if pid, err := strconv.Atoi(p); err == nil {
+				syscallKill(pid)
+			}
+		}
+		err := c.Wait()
+		took := time.Since(killed)
+		if err == nil {
+			t.Fatalf("the run succeeded with a dead agent:\n%s", se.String())
+		}
+		if !strings.Contains(se.String(), "10.250.0.2:7470 (hosts 1)") {
+			t.Errorf("the dead agent is not named:\n%s", se.String())
+		}
+		if took > 5*time.Second {
+			t.Errorf("took %v to stop after the kill", took)
+		}
+		out, _, _ := l.run("runs", "--db", db)
+		if !strings.Contains(out, "failed") {
+			t.Errorf("the stored run is not failed:\n%s", out)
+		}
+	})
+}
+
+func syscallKill(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }

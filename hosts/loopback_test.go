@@ -1,0 +1,93 @@
+package hosts
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"fabriclab/engine"
+	"fabriclab/hosts/agent"
+	"fabriclab/hosts/inventory"
+	"fabriclab/lab"
+)
+
+var loopToken = []byte("0123456789abcdef0123456789abcdef")
+
+// loopbackAgents starts n real agents on 127.0.0.1, each running two hosts
+// whose data IPs are 127.0.1.(2i+1), 127.0.1.(2i+2), and the inventory of
+// them.
+func loopbackAgents(t *testing.T, n int) *inventory.Inventory {
+	t.Helper()
+	inv := &inventory.Inventory{Path: "agents.yaml", Scale: 1}
+	allow := []netip.Prefix{netip.MustParsePrefix("127.0.1.0/24")}
+	for i := 0; i < n; i++ {
+		var ips []netip.Addr
+		a := inventory.Agent{}
+		for h := 2 * i; h < 2*i+2; h++ {
+			ip := netip.AddrFrom4([4]byte{127, 0, 1, byte(h + 1)})
+			ips = append(ips, ip)
+			a.Hosts = append(a.Hosts, inventory.Host{Host: h, DataIP: ip})
+		}
+		s, err := agent.Listen(agent.Config{Listen: "127.0.0.1:0", Token: loopToken, Allow: allow, DataIPs: ips,
+			MaxRate: 100e9, MaxDuration: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		a.Address = s.Addr().String()
+		inv.Agents = append(inv.Agents, a)
+	}
+	return inv
+}
+
+func loopbackDial(ctx context.Context, a inventory.Agent) (Agent, error) {
+	c, err := agent.Dial(ctx, agent.ClientConfig{Address: a.Address, Token: loopToken, Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// The same scenarios as the simulator, over real sockets on loopback:
+// an all-to-all and a ring all-reduce complete, every message once, with
+// the row the simulator's has (a loopback is far faster than the declared
+// 10G, so no rate is compared here; the namespace lab test does that).
+func TestLoopbackCollectives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real sockets")
+	}
+	inv := loopbackAgents(t, 2)
+	e := &Engine{Inventory: inv, Dial: loopbackDial, DataPort: 17471}
+	for _, w := range []string{
+		"workload: {kind: alltoall, sizes: {list: [1MiB]}}",
+		"workload: {kind: allreduce, algorithm: ring, sizes: {list: [1MiB]}}",
+	} {
+		src := `
+topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 2, host_link: {rate: 10Gbps}, fabric_link: {rate: 10Gbps}}
+transport: {kind: tcp}
+sim: {time_limit: 1s}
+` + w + "\n"
+		j := job(t, src)
+		r, err := engine.RunJob(context.Background(), e, j, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", w, err)
+		}
+		if !r.Complete || r.CCTS <= 0 || r.Hosts == nil || r.Hosts.Agents != 2 || r.Hosts.ClockErrorS > 0.01 {
+			t.Fatalf("%s: complete %v cct %v hosts %+v", w, r.Complete, r.CCTS, r.Hosts)
+		}
+		sim, err := lab.Run(context.Background(), j, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Flows != sim.Flows || r.Ranks != sim.Ranks || r.Algorithm != sim.Algorithm {
+			t.Errorf("%s: hosts row %d flows %d ranks %s, simulator %d flows %d ranks %s", w, r.Flows, r.Ranks, r.Algorithm, sim.Flows, sim.Ranks, sim.Algorithm)
+		}
+		if len(r.Hosts.HostCounters) != 2 {
+			t.Errorf("%s: counters of %d agents", w, len(r.Hosts.HostCounters))
+		}
+	}
+}

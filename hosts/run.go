@@ -1,0 +1,568 @@
+package hosts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"fabriclab/engine"
+	"fabriclab/hosts/wire"
+	"fabriclab/measure"
+	"fabriclab/metrics"
+	"fabriclab/plan"
+	"fabriclab/sim"
+	"fabriclab/units"
+	"fabriclab/workload"
+)
+
+// run is one execution of a plan on the agents.
+type run struct {
+	e        *Engine
+	p        *plan.Plan
+	l        *layout
+	progress engine.Progress
+
+	agents  []Agent  // by inventory index; nil for agents the plan does not use
+	offsets []Offset // per agent
+	hostOf  []int    // endpoint (host) → agent index
+	t0      int64    // controller Unix ns of the run's time 0
+
+	start, end []sim.Time
+	delivered  int
+	exec       *workload.Executor
+	post       []chan []wire.Post // per agent: the poster's queue
+	failed     chan error         // an agent's failure, first one wins
+	counters   []metrics.AgentCounters
+}
+
+// execute runs the stages: dial and clocks, prepare, connect, start, the
+// executor loop, stop. Any agent failing fails the run; the others are
+// aborted.
+func (r *run) execute(ctx context.Context) (*engine.Trace, error) {
+	inv := r.e.Inventory
+	hosts := r.l.topo.Hosts
+	eps, err := r.e.endpoints(hosts)
+	if err != nil {
+		return nil, err
+	}
+	r.hostOf = make([]int, hosts)
+	at := inv.HostAgent()
+	used := map[int]bool{}
+	for h := 0; h < hosts; h++ {
+		r.hostOf[h] = at[h].Agent
+		used[at[h].Agent] = true
+	}
+	r.agents = make([]Agent, len(inv.Agents))
+	r.offsets = make([]Offset, len(inv.Agents))
+	defer r.closeAll()
+	if err := r.dialAll(ctx, used); err != nil {
+		return nil, err
+	}
+	id := fmt.Sprintf("%s-%d", sanitize(r.p.Job.Variant), time.Now().UnixNano())
+	if err := r.prepareAll(ctx, id, eps); err != nil {
+		r.abortAll()
+		return nil, err
+	}
+	if err := r.connectAll(ctx); err != nil {
+		r.abortAll()
+		return nil, err
+	}
+	return r.loop(ctx)
+}
+
+// sanitize keeps a run id printable without spaces.
+func sanitize(s string) string {
+	if s == "" {
+		return "run"
+	}
+	return strings.Map(func(c rune) rune {
+		if c <= ' ' || c > '~' {
+			return '_'
+		}
+		return c
+	}, s)
+}
+
+// each calls f for every agent in use, concurrently, and returns the first
+// error, naming the agent.
+func (r *run) each(f func(i int, a Agent) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.agents))
+	for i, a := range r.agents {
+		if a == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i, a)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.agentName(i), err)
+		}
+	}
+	return nil
+}
+
+func (r *run) dialAll(ctx context.Context, used map[int]bool) error {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.agents))
+	for i := range r.agents {
+		if !used[i] {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := r.e.Dial(ctx, r.e.Inventory.Agents[i])
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			mu.Lock()
+			r.agents[i] = a
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", r.e.Inventory.Agents[i].Address, err)
+		}
+	}
+	// Clocks one agent at a time: round trips measured side by side
+	// would queue behind each other and widen every bound.
+	for i, a := range r.agents {
+		if a == nil {
+			continue
+		}
+		o, err := measureOffset(func() (int64, error) { return a.Clock(ctx) })
+		if err != nil {
+			return fmt.Errorf("agent %s: clock: %w", r.e.Inventory.Agents[i].Address, err)
+		}
+		r.offsets[i] = o
+	}
+	for i, o := range r.offsets {
+		if r.agents[i] != nil {
+			r.e.logf("agent %s: clock offset %v ± %v", r.e.Inventory.Agents[i].Address, time.Duration(o.Offset), time.Duration(o.Error))
+		}
+	}
+	return nil
+}
+
+// ClockError is the largest estimated clock error of the run's agents.
+func (r *run) clockError() time.Duration {
+	var m int64
+	for i, o := range r.offsets {
+		if r.agents[i] != nil {
+			m = max(m, o.Error)
+		}
+	}
+	return time.Duration(m)
+}
+
+// wallLimit is how long the run may take: the scenario's time limit at the
+// fabric's scale (at 1/1000 of the rates everything takes 1,000× longer).
+func (r *run) wallLimit() time.Duration {
+	lim := wallDuration(r.p.Job.Spec.Sim.TimeLimit)
+	if lim <= 0 {
+		return 10 * time.Minute
+	}
+	if s := r.e.Inventory.Scale; s > 0 && s < 1 {
+		lim = time.Duration(float64(lim) / s)
+	}
+	return min(max(lim, time.Second), 10*time.Minute)
+}
+
+// cc is the congestion control the run asks the kernels for.
+func (r *run) cc() string {
+	if r.e.CC != "" {
+		return r.e.CC
+	}
+	if r.p.Job.Spec.Transport.Kind == "dctcp" {
+		return "dctcp"
+	}
+	return ""
+}
+
+func (r *run) prepareAll(ctx context.Context, id string, eps []wire.Endpoint) error {
+	conns := make([][]wire.Conn, len(r.agents))
+	for c, cn := range r.p.Conns {
+		src, dst := int(cn.Src), int(cn.Dst)
+		if src >= len(r.hostOf) || dst >= len(r.hostOf) {
+			return fmt.Errorf("connection %d joins endpoints %d→%d, not hosts of the inventory", c, src, dst)
+		}
+		a := r.hostOf[src]
+		conns[a] = append(conns[a], wire.Conn{ID: c, From: src, To: dst})
+	}
+	if r.p.PerMessage {
+		return errors.New("hosts: a transport without connections (homa) has no real-host counterpart; use transport.kind tcp or dctcp")
+	}
+	local := make([][]int, len(r.agents))
+	for h, a := range r.hostOf {
+		local[a] = append(local[a], h)
+	}
+	rate := int64(r.l.spec.Topology.HostLink.Rate)
+	dur := int64(r.wallLimit())
+	// One random session for the run: a data connection or datagram of
+	// another run (a stale agent, another controller) is refused.
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	session := binary.LittleEndian.Uint64(b[:]) | 1
+	return r.each(func(i int, a Agent) error {
+		return a.Prepare(ctx, wire.RunSpec{Run: id, Session: session, CC: r.cc(), Duration: dur, NICRate: rate,
+			Endpoints: eps, Local: local[i], Conns: conns[i]})
+	})
+}
+
+func (r *run) connectAll(ctx context.Context) error {
+	var mu sync.Mutex
+	var fails []string
+	err := r.each(func(i int, a Agent) error {
+		fs, err := a.Connect(ctx)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		for _, f := range fs {
+			c := r.p.Conns[f.Conn]
+			fails = append(fails, fmt.Sprintf("host %d → host %d: %s", c.Src, c.Dst, f.Err))
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(fails) > 0 {
+		sort.Strings(fails)
+		more := ""
+		if len(fails) > 5 {
+			more = fmt.Sprintf(" (and %d more)", len(fails)-5)
+			fails = fails[:5]
+		}
+		return fmt.Errorf("connect: %d connections failed: %s%s", len(fails), strings.Join(fails, "; "), more)
+	}
+	r.e.logf("connected %d connections", len(r.p.Conns))
+	return nil
+}
+
+// wallDuration converts a scenario duration (picoseconds) to a wall-clock
+// one.
+func wallDuration(d units.Duration) time.Duration { return time.Duration(d / units.Nanosecond) }
+
+// now is the run's time on the controller's clock.
+func (r *run) now() sim.Time { return r.simTime(time.Now().UnixNano()) }
+
+func (r *run) simTime(unixNano int64) sim.Time {
+	return sim.Time(unixNano-r.t0) * units.Nanosecond
+}
+
+// agentEvent is an event and the agent it came from.
+type agentEvent struct {
+	agent int
+	ev    wire.Event
+}
+
+// loop starts the run and drives the executor until every message is
+// delivered, the time limit passes, ctx is cancelled or an agent fails.
+func (r *run) loop(ctx context.Context) (*engine.Trace, error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan agentEvent, 1024)
+	r.failed = make(chan error, 1)
+	fail := func(err error) {
+		select {
+		case r.failed <- err:
+		default:
+		}
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i, a := range r.agents {
+		if a == nil {
+			continue
+		}
+		ch, err := a.Events(runCtx)
+		if err != nil {
+			r.abortAll()
+			return nil, fmt.Errorf("agent %s: events: %w", r.e.Inventory.Agents[i].Address, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ev := range ch {
+				select {
+				case events <- agentEvent{i, ev}:
+				case <-runCtx.Done():
+					return
+				}
+			}
+			if runCtx.Err() == nil {
+				fail(fmt.Errorf("%s: its event stream ended", r.agentName(i)))
+			}
+		}()
+	}
+	r.startPosters(runCtx, &wg, fail)
+	r.startHeartbeats(runCtx, &wg, fail)
+
+	n := len(r.p.DAG.Msgs)
+	r.start, r.end = make([]sim.Time, n), make([]sim.Time, n)
+	for i := range r.start {
+		r.start[i], r.end[i] = -1, -1
+	}
+	r.t0 = time.Now().UnixNano()
+	if err := r.each(func(i int, a Agent) error { return a.Start(ctx, r.offsets[i].ToAgent(r.t0)) }); err != nil {
+		r.abortAll()
+		return r.trace(), err
+	}
+	r.exec = workload.NewExecutor(r.p.DAG)
+	r.release(r.exec.Ready(0), 0)
+	limit := time.NewTimer(r.wallLimit())
+	defer limit.Stop()
+	wake := time.NewTimer(time.Hour)
+	defer wake.Stop()
+	lastProgress := time.Now()
+	var runErr error
+loop:
+	for r.delivered < n {
+		if at, ok := r.exec.NextRelease(); ok {
+			wake.Reset(max(time.Duration(at-r.now())/time.Duration(units.Nanosecond), 0))
+		}
+		select {
+		case ae := <-events:
+			r.event(ae)
+		case <-wake.C:
+			r.release(r.exec.Ready(r.now()), r.now())
+		case err := <-r.failed:
+			runErr = err
+			break loop
+		case <-limit.C:
+			r.e.logf("time limit: %d of %d messages delivered", r.delivered, n)
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+		if r.progress != nil && time.Since(lastProgress) > 100*time.Millisecond {
+			lastProgress = time.Now()
+			r.progress(float64(r.delivered) / float64(max(n, 1)))
+		}
+	}
+	cancel()
+	if runErr != nil || ctx.Err() != nil || r.delivered < n {
+		r.abortAll()
+	} else {
+		r.stopAll()
+	}
+	return r.trace(), runErr
+}
+
+// event handles one agent event: a delivery releases what waits on it.
+func (r *run) event(ae agentEvent) {
+	ev := ae.ev
+	if ev.Kind != wire.EventDelivered || ev.Msg < 0 || ev.Msg >= int64(len(r.end)) {
+		return
+	}
+	i := int32(ev.Msg)
+	if r.end[i] >= 0 || r.start[i] < 0 {
+		return // a duplicate, or a message this run never posted
+	}
+	t := r.simTime(r.offsets[ae.agent].ToController(ev.T))
+	// The receiver's clock is only known within its offset error: a
+	// delivery never precedes the post.
+	t = max(t, r.start[i])
+	r.end[i] = t
+	r.delivered++
+	r.release(r.exec.Delivered(i, t), t)
+}
+
+// release starts what the executor released: markers are delivered at
+// once; a message is queued on its source agent's poster.
+func (r *run) release(msgs []int32, now sim.Time) {
+	batches := map[int][]wire.Post{}
+	for _, i := range msgs {
+		m := &r.p.DAG.Msgs[i]
+		if m.At > now {
+			continue // waits: Ready returns it when its time comes
+		}
+		r.start[i] = max(now, r.now())
+		if m.Marker {
+			r.end[i] = r.start[i]
+			r.delivered++
+			continue
+		}
+		a := r.hostOf[m.Src]
+		batches[a] = append(batches[a], wire.Post{Conn: int(r.p.Conn[i]), Msg: int64(i), Bytes: m.Bytes})
+	}
+	for a, b := range batches {
+		r.post[a] <- b
+	}
+}
+
+// startPosters runs one goroutine per agent that sends its posts in
+// order, so that the loop never waits for a round trip.
+func (r *run) startPosters(ctx context.Context, wg *sync.WaitGroup, fail func(error)) {
+	r.post = make([]chan []wire.Post, len(r.agents))
+	for i, a := range r.agents {
+		r.post[i] = make(chan []wire.Post, 1<<16)
+		if a == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case b := <-r.post[i]:
+					// Coalesce what queued meanwhile into one request.
+					for more := true; more && len(b) < 4096; {
+						select {
+						case nb := <-r.post[i]:
+							b = append(b, nb...)
+						default:
+							more = false
+						}
+					}
+					if err := a.Post(ctx, b); err != nil {
+						if ctx.Err() == nil {
+							fail(fmt.Errorf("%s: post: %w", r.agentName(i), err))
+						}
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+}
+
+// heartbeat is how often every agent is checked on.
+func (r *run) heartbeat() time.Duration {
+	if hb := wallDuration(r.e.Heartbeat); hb > 0 {
+		return hb
+	}
+	return 200 * time.Millisecond
+}
+
+// startHeartbeats checkpoints every agent each heartbeat; one that does
+// not answer within two heartbeats fails the run, named.
+func (r *run) startHeartbeats(ctx context.Context, wg *sync.WaitGroup, fail func(error)) {
+	hb := r.heartbeat()
+	for i, a := range r.agents {
+		if a == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(hb)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				cctx, cancel := context.WithTimeout(ctx, 2*hb)
+				cp, err := a.Checkpoint(cctx)
+				cancel()
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					fail(fmt.Errorf("%s stopped answering: %v", r.agentName(i), err))
+					return
+				}
+				if cp.EventsDropped > 0 {
+					fail(fmt.Errorf("%s lost %d delivery events (the controller fell behind); the run cannot be measured", r.agentName(i), cp.EventsDropped))
+					return
+				}
+			}
+		}()
+	}
+}
+
+// agentName names agent i for messages: "agent 10.0.0.5:7470 (hosts 0, 1)".
+func (r *run) agentName(i int) string {
+	return fmt.Sprintf("agent %s (hosts %s)", r.e.Inventory.Agents[i].Address, r.hostList(i))
+}
+
+// hostList names agent i's hosts ("0, 1").
+func (r *run) hostList(i int) string {
+	var hs []string
+	for _, h := range r.e.Inventory.Agents[i].Hosts {
+		hs = append(hs, fmt.Sprint(h.Host))
+	}
+	return strings.Join(hs, ", ")
+}
+
+// stopAll ends the run on every agent and keeps their counters over the
+// run (after − before; a counter missing on either side stays absent).
+func (r *run) stopAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	err := r.each(func(i int, a Agent) error {
+		f, err := a.Stop(ctx)
+		if err != nil {
+			return err
+		}
+		c := map[string]int64{}
+		for k, after := range f.HostAfter {
+			if before, ok := f.HostBefore[k]; ok {
+				c[k] = after - before
+			}
+		}
+		mu.Lock()
+		r.counters = append(r.counters, metrics.AgentCounters{Agent: r.e.Inventory.Agents[i].Address, Counters: c})
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		r.e.logf("stop: %v", err)
+	}
+	sort.Slice(r.counters, func(a, b int) bool { return r.counters[a].Agent < r.counters[b].Agent })
+}
+
+// abortAll stops every agent at once (within a second).
+func (r *run) abortAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = r.each(func(i int, a Agent) error { return a.Abort(ctx) })
+}
+
+func (r *run) closeAll() {
+	for _, a := range r.agents {
+		if a != nil {
+			a.Close()
+		}
+	}
+}
+
+// trace is what the run recorded, measured against the declared fabric.
+func (r *run) trace() *measure.Trace {
+	agents := 0
+	for _, a := range r.agents {
+		if a != nil {
+			agents++
+		}
+	}
+	return &measure.Trace{Start: r.start, End: r.end, Delivered: r.delivered, Now: r.now(),
+		Window: [2]int64{-1, -1}, Bounds: r.l.bounds(r.p),
+		Hosts: &metrics.HostsRun{Engine: "hosts", Agents: agents, CC: r.cc(), Scale: r.e.Inventory.Scale,
+			ClockErrorS: r.clockError().Seconds(), HostCounters: r.counters}}
+}
