@@ -18,11 +18,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 
 	"fabriclab/engine"
 	"fabriclab/hosts/inventory"
 	"fabriclab/hosts/wire"
+	"fabriclab/internal/safetext"
 	"fabriclab/measure"
 	"fabriclab/plan"
 	"fabriclab/scenario"
@@ -103,8 +105,10 @@ func (e *Engine) Plan(job scenario.Job, sel plan.Selection) (*plan.Plan, error) 
 	return plan.CompileOptions(j, l, plan.Options{Select: sel})
 }
 
-// scaled is a copy of spec whose link rates are scale of the scenario's
-// (the namespace lab shapes its links so).
+// scaled is a copy of spec at the fabric's scale: link rates × scale, and
+// every time the workload is written in (durations, checkpoints, job
+// starts, the time limit) ÷ scale, since at 1/1000 of the rates the same
+// bytes take 1,000 times longer.
 func scaled(spec *scenario.Scenario, scale float64) *scenario.Scenario {
 	s := *spec
 	if scale <= 0 || scale == 1 {
@@ -116,8 +120,24 @@ func scaled(spec *scenario.Scenario, scale float64) *scenario.Scenario {
 		}
 		return max(units.Rate(float64(v)*scale+0.5), 1)
 	}
+	t := func(d units.Duration) units.Duration {
+		if d <= 0 {
+			return d
+		}
+		return units.Duration(min(float64(d)/scale, float64(math.MaxInt64/2)))
+	}
 	s.Topology.HostLink.Rate = r(s.Topology.HostLink.Rate)
 	s.Topology.FabricLink.Rate = r(s.Topology.FabricLink.Rate)
+	s.Sim.TimeLimit = t(s.Sim.TimeLimit)
+	w := func(w *scenario.Workload) {
+		w.Duration, w.Checkpoint = t(w.Duration), t(w.Checkpoint)
+	}
+	w(&s.Workload)
+	s.Jobs = append([]scenario.JobSpec(nil), s.Jobs...)
+	for i := range s.Jobs {
+		s.Jobs[i].Start = t(s.Jobs[i].Start)
+		w(&s.Jobs[i].Workload)
+	}
 	return &s
 }
 
@@ -155,6 +175,6 @@ func (l *layout) bounds(p *plan.Plan) measure.Bounds { return measure.TopologyBo
 // logf writes one line of the controller's log.
 func (e *Engine) logf(format string, args ...any) {
 	if e.Log != nil {
-		fmt.Fprintf(e.Log, "hosts: "+format+"\n", args...)
+		fmt.Fprintf(e.Log, "hosts: %s\n", safetext.Terminal(fmt.Sprintf(format, args...)))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"fabriclab/hosts/wire"
 	"fabriclab/plan"
 	"fabriclab/scenario"
+	"fabriclab/units"
 )
 
 // fakeNet stands in for agents and the network between them: a message
@@ -250,6 +251,36 @@ func TestScaled(t *testing.T) {
 	if s.Topology.HostLink.Rate != 10_000_000 || j.Spec.Topology.HostLink.Rate != 10_000_000_000 {
 		t.Errorf("scaled %v, original %v", s.Topology.HostLink.Rate, j.Spec.Topology.HostLink.Rate)
 	}
+	if s.Sim.TimeLimit != 1000*units.Second || j.Spec.Sim.TimeLimit != units.Second {
+		t.Errorf("time limit scaled %v, original %v", s.Sim.TimeLimit, j.Spec.Sim.TimeLimit)
+	}
 }
 
 var planTogether = plan.Together
+
+// A sending connection with messages outstanding that moves nothing over
+// two checkpoints is a stall; one that failed is named at once.
+func TestStallWatch(t *testing.T) {
+	w := stallWatch{last: map[int]connProgress{}, after: 2}
+	cp := func(bytes, acked, out int64, err string) wire.Checkpoint {
+		return wire.Checkpoint{Conns: []wire.ConnStats{{Conn: 3, From: 1, To: 2, Side: wire.SideSender, Bytes: bytes, Acked: acked, Outstanding: out, Err: err},
+			{Conn: 3, From: 1, To: 2, Side: wire.SideReceiver}}}
+	}
+	for i, c := range []wire.Checkpoint{cp(100, 50, 2, ""), cp(200, 100, 2, ""), cp(200, 100, 2, "")} {
+		if err := w.check(c); err != nil {
+			t.Fatalf("checkpoint %d: %v", i, err)
+		}
+	}
+	if err := w.check(cp(200, 100, 2, "")); err == nil || err.Error() != "host 1 → host 2 stalled: 2 messages outstanding and nothing moved over 2 checkpoints" {
+		t.Fatalf("err = %v", err)
+	}
+	idle := stallWatch{last: map[int]connProgress{}, after: 2}
+	for i := 0; i < 5; i++ { // nothing outstanding: idle, not stalled
+		if err := idle.check(cp(0, 0, 0, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := idle.check(cp(0, 0, 0, "connection reset by peer")); err == nil || err.Error() != "host 1 → host 2: the connection failed: connection reset by peer" {
+		t.Fatalf("err = %v", err)
+	}
+}

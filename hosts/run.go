@@ -13,6 +13,7 @@ import (
 
 	"fabriclab/engine"
 	"fabriclab/hosts/wire"
+	"fabriclab/internal/safetext"
 	"fabriclab/measure"
 	"fabriclab/metrics"
 	"fabriclab/plan"
@@ -39,6 +40,7 @@ type run struct {
 	post       []chan []wire.Post // per agent: the poster's queue
 	failed     chan error         // an agent's failure, first one wins
 	counters   []metrics.AgentCounters
+	ended      sim.Time // when the loop ended (0: still running)
 }
 
 // execute runs the stages: dial and clocks, prepare, connect, start, the
@@ -172,14 +174,12 @@ func (r *run) clockError() time.Duration {
 }
 
 // wallLimit is how long the run may take: the scenario's time limit at the
-// fabric's scale (at 1/1000 of the rates everything takes 1,000× longer).
+// fabric's scale (the plan's scenario is scaled: at 1/1000 of the rates
+// everything takes 1,000× longer), at least a second, at most 10 minutes.
 func (r *run) wallLimit() time.Duration {
 	lim := wallDuration(r.p.Job.Spec.Sim.TimeLimit)
 	if lim <= 0 {
 		return 10 * time.Minute
-	}
-	if s := r.e.Inventory.Scale; s > 0 && s < 1 {
-		lim = time.Duration(float64(lim) / s)
 	}
 	return min(max(lim, time.Second), 10*time.Minute)
 }
@@ -213,7 +213,10 @@ func (r *run) prepareAll(ctx context.Context, id string, eps []wire.Endpoint) er
 		local[a] = append(local[a], h)
 	}
 	rate := int64(r.l.spec.Topology.HostLink.Rate)
-	dur := int64(r.wallLimit())
+	// The agents' own limit runs from their start, a little after the
+	// controller's: a margin, so that they never refuse a post the
+	// controller's time limit still allows.
+	dur := int64(r.wallLimit() + 5*time.Second)
 	// One random session for the run: a data connection or datagram of
 	// another run (a stale agent, another controller) is refused.
 	var b [8]byte
@@ -236,24 +239,27 @@ func (r *run) connectAll(ctx context.Context) error {
 			return err
 		}
 		mu.Lock()
+		defer mu.Unlock()
 		for _, f := range fs {
+			if f.Conn < 0 || f.Conn >= len(r.p.Conns) || r.hostOf[r.p.Conns[f.Conn].Src] != i {
+				return fmt.Errorf("connect: the agent reported connection %d, which is not one of its own", f.Conn)
+			}
 			c := r.p.Conns[f.Conn]
-			fails = append(fails, fmt.Sprintf("host %d → host %d: %s", c.Src, c.Dst, f.Err))
+			fails = append(fails, fmt.Sprintf("host %d → host %d: %s", c.Src, c.Dst, safetext.Terminal(f.Err)))
 		}
-		mu.Unlock()
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if len(fails) > 0 {
+	if n := len(fails); n > 0 {
 		sort.Strings(fails)
 		more := ""
-		if len(fails) > 5 {
-			more = fmt.Sprintf(" (and %d more)", len(fails)-5)
+		if n > 5 {
+			more = fmt.Sprintf(" (and %d more)", n-5)
 			fails = fails[:5]
 		}
-		return fmt.Errorf("connect: %d connections failed: %s%s", len(fails), strings.Join(fails, "; "), more)
+		return fmt.Errorf("connect: %d connections failed: %s%s", n, strings.Join(fails, "; "), more)
 	}
 	r.e.logf("connected %d connections", len(r.p.Conns))
 	return nil
@@ -330,23 +336,23 @@ func (r *run) loop(ctx context.Context) (*engine.Trace, error) {
 		return r.trace(), err
 	}
 	r.exec = workload.NewExecutor(r.p.DAG)
-	r.release(r.exec.Ready(0), 0)
-	limit := time.NewTimer(r.wallLimit())
+	r.release(runCtx, r.exec.Ready(0), 0)
+	limit := time.NewTimer(r.wallLimit() - time.Duration(time.Now().UnixNano()-r.t0))
 	defer limit.Stop()
 	wake := time.NewTimer(time.Hour)
 	defer wake.Stop()
 	lastProgress := time.Now()
 	var runErr error
 loop:
-	for r.delivered < n {
+	for !r.exec.Done() {
 		if at, ok := r.exec.NextRelease(); ok {
 			wake.Reset(max(time.Duration(at-r.now())/time.Duration(units.Nanosecond), 0))
 		}
 		select {
 		case ae := <-events:
-			r.event(ae)
+			r.event(runCtx, ae)
 		case <-wake.C:
-			r.release(r.exec.Ready(r.now()), r.now())
+			r.release(runCtx, r.exec.Ready(r.now()), r.now())
 		case err := <-r.failed:
 			runErr = err
 			break loop
@@ -361,8 +367,9 @@ loop:
 			r.progress(float64(r.delivered) / float64(max(n, 1)))
 		}
 	}
+	r.ended = r.now()
 	cancel()
-	if runErr != nil || ctx.Err() != nil || r.delivered < n {
+	if runErr != nil || ctx.Err() != nil || !r.exec.Done() {
 		r.abortAll()
 	} else {
 		r.stopAll()
@@ -371,7 +378,7 @@ loop:
 }
 
 // event handles one agent event: a delivery releases what waits on it.
-func (r *run) event(ae agentEvent) {
+func (r *run) event(ctx context.Context, ae agentEvent) {
 	ev := ae.ev
 	if ev.Kind != wire.EventDelivered || ev.Msg < 0 || ev.Msg >= int64(len(r.end)) {
 		return
@@ -386,12 +393,12 @@ func (r *run) event(ae agentEvent) {
 	t = max(t, r.start[i])
 	r.end[i] = t
 	r.delivered++
-	r.release(r.exec.Delivered(i, t), t)
+	r.release(ctx, r.exec.Delivered(i, t), t)
 }
 
 // release starts what the executor released: markers are delivered at
 // once; a message is queued on its source agent's poster.
-func (r *run) release(msgs []int32, now sim.Time) {
+func (r *run) release(ctx context.Context, msgs []int32, now sim.Time) {
 	batches := map[int][]wire.Post{}
 	for _, i := range msgs {
 		m := &r.p.DAG.Msgs[i]
@@ -408,7 +415,11 @@ func (r *run) release(msgs []int32, now sim.Time) {
 		batches[a] = append(batches[a], wire.Post{Conn: int(r.p.Conn[i]), Msg: int64(i), Bytes: m.Bytes})
 	}
 	for a, b := range batches {
-		r.post[a] <- b
+		select {
+		case r.post[a] <- b:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -466,6 +477,9 @@ func (r *run) startHeartbeats(ctx context.Context, wg *sync.WaitGroup, fail func
 		if a == nil {
 			continue
 		}
+		// A lossy fabric can hold a flow in TCP's retransmission backoff
+		// for a second or more: a stall is nothing moved for stallTime.
+		stalls := stallWatch{last: map[int]connProgress{}, after: int(max(stallTime/hb, 2))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -485,6 +499,10 @@ func (r *run) startHeartbeats(ctx context.Context, wg *sync.WaitGroup, fail func
 				}
 				if err != nil {
 					fail(fmt.Errorf("%s stopped answering: %v", r.agentName(i), err))
+					return
+				}
+				if err := stalls.check(cp); err != nil {
+					fail(fmt.Errorf("%s: %v", r.agentName(i), err))
 					return
 				}
 				if cp.EventsDropped > 0 {
@@ -561,8 +579,59 @@ func (r *run) trace() *measure.Trace {
 			agents++
 		}
 	}
-	return &measure.Trace{Start: r.start, End: r.end, Delivered: r.delivered, Now: r.now(),
+	cut := 0
+	if r.exec != nil {
+		cut = r.exec.Cut()
+	}
+	now := r.ended
+	if now == 0 {
+		now = r.now()
+	}
+	return &measure.Trace{Start: r.start, End: r.end, Delivered: r.delivered, Cut: cut, Now: now,
 		Window: [2]int64{-1, -1}, Bounds: r.l.bounds(r.p),
 		Hosts: &metrics.HostsRun{Engine: "hosts", Agents: agents, CC: r.cc(), Scale: r.e.Inventory.Scale,
 			ClockErrorS: r.clockError().Seconds(), HostCounters: r.counters}}
+}
+
+// connProgress is what a sending connection had moved at a checkpoint, and
+// for how many checkpoints in a row it had moved nothing while messages
+// waited.
+type connProgress struct {
+	bytes, acked int64
+	still        int
+}
+
+// stallTime is how long a connection with messages outstanding may move
+// nothing before the run fails as stalled.
+const stallTime = 2 * time.Second
+
+// stallWatch finds an agent's sending connections that failed, or that
+// have messages outstanding and moved nothing over after checkpoints in a
+// row: a broken or stalled link.
+type stallWatch struct {
+	last  map[int]connProgress
+	after int
+}
+
+func (w *stallWatch) check(cp wire.Checkpoint) error {
+	for _, c := range cp.Conns {
+		if c.Side != wire.SideSender {
+			continue
+		}
+		if c.Err != "" {
+			return fmt.Errorf("host %d → host %d: the connection failed: %s", c.From, c.To, c.Err)
+		}
+		p := w.last[c.Conn]
+		if c.Outstanding > 0 && c.Bytes == p.bytes && c.Acked == p.acked {
+			p.still++
+		} else {
+			p.still = 0
+		}
+		p.bytes, p.acked = c.Bytes, c.Acked
+		w.last[c.Conn] = p
+		if p.still >= max(w.after, 1) {
+			return fmt.Errorf("host %d → host %d stalled: %d messages outstanding and nothing moved over %d checkpoints", c.From, c.To, c.Outstanding, p.still)
+		}
+	}
+	return nil
 }

@@ -219,7 +219,7 @@ func (s *Sim) startAll(msgs []int32, now sim.Time) {
 		}
 		s.tr.post(s.Plan.Conn[i], i, int(m.Src), int(m.Dst), m.Bytes)
 	}
-	if s.done == len(s.end) {
+	if s.Done() {
 		s.Sched.Stop()
 	}
 }
@@ -274,11 +274,19 @@ func (s *Sim) stalled(ctx context.Context) error {
 			len(s.abandoned))
 	}
 	return fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left (a transport bug; please report it with the scenario)",
-		s.Sched.Now(), len(s.DAG.Msgs)-s.done)
+		s.Sched.Now(), len(s.DAG.Msgs)-s.done-s.cut())
 }
 
-// Done reports whether every message was delivered.
-func (s *Sim) Done() bool { return s.done == len(s.DAG.Msgs) }
+// Done reports whether every message was delivered or cut (DAG.Until).
+func (s *Sim) Done() bool { return s.done+s.cut() == len(s.DAG.Msgs) }
+
+// cut is how many messages the executor cut (0 before it runs).
+func (s *Sim) cut() int {
+	if s.exec == nil {
+		return 0
+	}
+	return s.exec.Cut()
+}
 
 // Run simulates until every message is delivered, the scenario's time limit
 // passes, or ctx is cancelled.

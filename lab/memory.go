@@ -460,6 +460,18 @@ func estimateJob(job scenario.Job, i, hosts int, dists sizeDists) JobMemory {
 		j.fix = []string{"lower " + p + "load", "lower " + p + "duration"}
 		j.flows = cn.Messages
 		return j
+	case w.Kind == "any-to-any":
+		hs := make([]int, ranks)
+		as := scenario.AnyToAnySpec(w, spec.Topology, hs, size)
+		n := int64(workload.AnyToAnyMessages(as) + 0.5)
+		slots := int64(len(as.Clients) * len(as.Servers) * as.Depth)
+		*cn = workload.Counts{Messages: n, Edges: max(n-slots, 0), Roots: slots, Conns: int64(len(as.Clients) * len(as.Servers)), PerCopy: n, Copies: 1}
+		j.why = fmt.Sprintf("about %s writes: %d clients × %d servers × %sdepth %d, each slot a chain of the writes of %v it could complete in %sduration %v",
+			commas(n), len(as.Clients), len(as.Servers), p, as.Depth, units.Size(size), p, w.Duration)
+		j.fix = []string{"raise " + p + "sizes", "lower " + p + "duration", "lower " + p + "depth"}
+		j.flows = n
+		j.dag = dagBytes(cn.Messages, cn.Edges, false, c)
+		return j
 	case w.Kind == "flows":
 		list := job.FlowList
 		if i > 0 {

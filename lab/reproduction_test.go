@@ -29,6 +29,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"homa-paper.yaml":           {"topology.hosts=32", "workload.duration=2ms"},
 		"rpc-beside-alltoall.yaml":  {"workload.duration=200us"},
 		"hosts-alltoall.yaml":       {"workload.sizes.list=[1MiB]"},
+		"hosts-any-to-any.yaml":     {"workload.duration=1ms"},
 	}
 	files, _ := filepath.Glob("../examples/*.yaml")
 	if len(files) < len(shrink) {

@@ -19,6 +19,7 @@ func (s *Sim) Trace() *measure.Trace {
 	now := s.Sched.Now()
 	t := &measure.Trace{Start: s.start, End: s.end, Delivered: s.done, Abandoned: s.abandoned,
 		Now: now, Events: s.Sched.Executed, Window: s.windowData, Bounds: s.bounds()}
+	t.Cut = s.cut()
 	if s.window && s.Done() {
 		// The run ended before a snapshot was due: nothing was delivered
 		// after the end, so the end's figure stands for it.

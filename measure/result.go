@@ -103,6 +103,9 @@ func Summary(p *plan.Plan, pt plan.Part, t *Trace) metrics.SizeResult {
 		if m.Marker || (d.Iteration != nil && d.Iteration[i-int(pt.Lo)] < 0) {
 			continue // bookkeeping, or a warmup iteration: not a measured flow
 		}
+		if st < 0 && t.Cut > 0 && t.Done() {
+			continue // cut by a closed loop's end (workload.DAG.Until): never part of the run
+		}
 		r.Flows++
 		src, su := p.Layout.Host(m.Src)
 		dst, _ := p.Layout.Host(m.Dst)
@@ -187,6 +190,9 @@ func Summary(p *plan.Plan, pt plan.Part, t *Trace) metrics.SizeResult {
 	r.Finish(d.Collective)
 	if (d.Collective == metrics.Uniform || d.Collective == metrics.Messages) && r.Complete && r.CCTS > 0 {
 		r.AlgBWGBps = float64(delivered) / r.CCTS / 1e9 // aggregate throughput
+	}
+	if d.Collective == metrics.AnyToAny {
+		anyToAny(p, pt, t, &r)
 	}
 	return r
 }

@@ -22,8 +22,11 @@ type Trace struct {
 	// (was handed to the transport) and when it was delivered; −1 when it
 	// never did.
 	Start, End []sim.Time
-	// Delivered is how many messages were delivered (markers included).
+	// Delivered is how many messages were delivered (markers included);
+	// Cut how many a closed-loop workload's end cut (workload.DAG.Until):
+	// they never started (Start −1) and are not part of the run.
 	Delivered int
+	Cut       int
 	// Abandoned holds the messages the engine gave up on (Homa after
 	// max_resends timeouts): they were never delivered.
 	Abandoned map[int32]bool
@@ -46,7 +49,7 @@ type Trace struct {
 }
 
 // Done reports whether every message was delivered.
-func (t *Trace) Done() bool { return t.Delivered == len(t.End) }
+func (t *Trace) Done() bool { return t.Delivered+t.Cut == len(t.End) }
 
 // Fabric is what a fabric saw of a run.
 type Fabric struct {

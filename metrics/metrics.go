@@ -30,6 +30,7 @@ const (
 	FlowList      Collective = "flows"
 	Uniform       Collective = "uniform"
 	Messages      Collective = "messages"
+	AnyToAny      Collective = "any-to-any"
 )
 
 // BusBWFactor is nccl-tests' factor turning algbw into busbw for n ranks:
@@ -158,6 +159,54 @@ type SizeResult struct {
 	// Hosts is what a run on real hosts (run --engine hosts) adds; nil for
 	// a simulated run.
 	Hosts *HostsRun `json:"hosts,omitempty"`
+	// Endpoints and Checkpoints: an any-to-any run per endpoint pair, over
+	// the run and per checkpoint interval.
+	Endpoints   *Endpoints   `json:"endpoints,omitempty"`
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+}
+
+// Endpoints summarizes an any-to-any run per endpoint pair (client →
+// server): what each completed within the duration and its rate, against
+// its fair share of the busier of its two NICs.
+type Endpoints struct {
+	Pairs int `json:"pairs"`
+	// FullRateGbps is a pair's full rate: the smaller of its client's NIC
+	// shared by the servers and its server's NIC shared by the clients.
+	FullRateGbps float64 `json:"full_rate_gbps"`
+	MinGbps      float64 `json:"min_gbps"`
+	MeanGbps     float64 `json:"mean_gbps"`
+	MaxGbps      float64 `json:"max_gbps"`
+	// Spread is max/min (0 when a pair completed nothing); Jain is Jain's
+	// fairness index of the pairs' rates (1 = all equal).
+	Spread  float64          `json:"spread"`
+	Jain    float64          `json:"jain"`
+	PerPair []EndpointResult `json:"per_pair"`
+}
+
+// EndpointResult is one pair over the duration.
+type EndpointResult struct {
+	Client      int     `json:"client"`
+	Server      int     `json:"server"`
+	Completions int64   `json:"completions"`
+	Bytes       int64   `json:"bytes"`
+	Gbps        float64 `json:"gbps"`
+	PctFull     float64 `json:"pct_full"`
+}
+
+// Checkpoint is what every endpoint pair completed in one checkpoint
+// interval ending at TS (from the run's start); the last one, after the
+// duration, holds the writes that were in flight when it ended.
+type Checkpoint struct {
+	TS        float64         `json:"t_s"`
+	Endpoints []EndpointCount `json:"endpoints"`
+}
+
+// EndpointCount is one pair's completions and bytes in a checkpoint.
+type EndpointCount struct {
+	Client      int   `json:"client"`
+	Server      int   `json:"server"`
+	Completions int64 `json:"completions"`
+	Bytes       int64 `json:"bytes"`
 }
 
 // HostsRun describes a row measured on real hosts: the engine, the agents,

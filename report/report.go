@@ -409,6 +409,9 @@ func WriteTables(w io.Writer, o Output) error {
 		if err := WriteSlowdownTable(w, v); err != nil {
 			return err
 		}
+		if err := WriteEndpointsTable(w, v); err != nil {
+			return err
+		}
 		if err := WriteExplain(w, v); err != nil {
 			return err
 		}

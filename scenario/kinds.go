@@ -23,8 +23,14 @@ type WorkloadKind struct {
 	// HostRange kinds occupy ranks consecutive hosts from host_offset, or
 	// the hosts of placement: list.
 	HostRange bool
-	// ReadsLoad kinds read load and duration (an open-loop window).
-	ReadsLoad bool
+	// ReadsLoad kinds read load (an open-loop window's); ReadsDuration
+	// kinds read duration.
+	ReadsLoad, ReadsDuration bool
+	// ReadsStreamKeys kinds read clients, servers, depth and checkpoint.
+	ReadsStreamKeys bool
+	// ranks, when set, is the kind's rank count (else ranks, or every
+	// host from host_offset).
+	ranks func(w Workload) int
 	// ReadsMessageKeys kinds read size_dist, pattern, buckets, bucket_count
 	// and response_size; their compile needs BuildInput.Dist.
 	ReadsMessageKeys bool
@@ -81,9 +87,13 @@ type BuildInput struct {
 	Flows  []workload.FlowSpec // ReadsFile: the flow list, read by the caller
 }
 
-// jobRanks is a workload's rank count with 0 = every host from host_offset.
+// jobRanks is a workload's rank count with 0 = every host from host_offset
+// (or the kind's own count).
 func jobRanks(w Workload, hosts int) int {
 	if w.Ranks == 0 {
+		if k, ok := LookupWorkloadKind(w.Kind); ok && k.ranks != nil {
+			return k.ranks(w)
+		}
 		return hosts - w.HostOffset
 	}
 	return w.Ranks
@@ -173,7 +183,7 @@ func workloadKindsCatalogue() []*WorkloadKind {
 			},
 			hosts: func(Workload, Topology, uint64, int, int) ([]int, error) { return nil, nil },
 			build: func(in BuildInput) (*workload.DAG, error) { return workload.Flows(in.NumHosts, in.Flows) }},
-		&WorkloadKind{Name: "uniform", HostRange: true, ReadsLoad: true, hosts: rangeHosts,
+		&WorkloadKind{Name: "uniform", HostRange: true, ReadsLoad: true, ReadsDuration: true, hosts: rangeHosts,
 			check: func(c *checker, p string, _ int, w Workload, t Topology, ranks, _ int, limit units.Duration) {
 				c.uniform(p, w, t, ranks, limit)
 			},
@@ -182,7 +192,7 @@ func workloadKindsCatalogue() []*WorkloadKind {
 				return workload.Uniform(in.Hosts, in.Size, w.Load, in.Spec.Topology.HostLink.Rate, w.Duration,
 					sim.NewRNG(in.Seed, "uniform"), workload.MaxUniformMessages)
 			}},
-		&WorkloadKind{Name: "messages", HostRange: true, ReadsLoad: true, ReadsMessageKeys: true, hosts: rangeHosts,
+		&WorkloadKind{Name: "messages", HostRange: true, ReadsLoad: true, ReadsDuration: true, ReadsMessageKeys: true, hosts: rangeHosts,
 			rowSize: func(f *File, w Workload) units.Size {
 				// One row: its "size" is the distribution's mean message size.
 				d, err := f.sizeDist(w.SizeDist)
@@ -201,7 +211,33 @@ func workloadKindsCatalogue() []*WorkloadKind {
 					Duration: w.Duration, Pattern: w.Pattern, ResponseBytes: int64(w.ResponseSize), Seed: in.Seed,
 					Limit: workload.MaxUniformMessages})
 			}},
+		&WorkloadKind{Name: "any-to-any", HostRange: true, ReadsDuration: true, ReadsStreamKeys: true, hosts: rangeHosts,
+			ranks: func(w Workload) int { return w.Clients + w.Servers },
+			check: func(c *checker, p string, job int, w Workload, t Topology, ranks, hosts int, limit units.Duration) {
+				c.anyToAny(p, job, w, t, ranks, limit)
+			},
+			build: func(in BuildInput) (*workload.DAG, error) {
+				w := in.Workload
+				return workload.AnyToAny(AnyToAnySpec(w, in.Spec.Topology, in.Hosts, in.Size))
+			}},
 	)
+}
+
+// AnyToAnySpec is the workload.AnyToAnySpec of any-to-any workload w at
+// write size on hosts hs (its clients, then its servers).
+func AnyToAnySpec(w Workload, t Topology, hs []int, size int64) workload.AnyToAnySpec {
+	c := min(max(w.Clients, 0), len(hs))
+	return workload.AnyToAnySpec{Clients: hs[:c], Servers: hs[c:], Size: size, Depth: max(w.Depth, 1),
+		Duration: w.Duration, Rate: t.HostLink.Rate, Limit: workload.MaxUniformMessages}
+}
+
+// CheckpointInterval is an any-to-any workload's checkpoint (a tenth of
+// its duration when not given).
+func CheckpointInterval(w Workload) units.Duration {
+	if w.Checkpoint > 0 {
+		return w.Checkpoint
+	}
+	return max(w.Duration/10, 1)
 }
 
 // collectiveHosts places a collective's ranks over the hosts from
@@ -360,4 +396,32 @@ func TransportOf(s *Scenario) *TransportKind {
 		panic(fmt.Sprintf("scenario: transport %q was not validated", s.Transport.Kind))
 	}
 	return k
+}
+
+// anyToAny checks an any-to-any workload: clients and servers that fit,
+// the depth, a duration within the time limit, a checkpoint within the
+// duration, writes the run can hold, and no other job beside it.
+func (c *checker) anyToAny(p string, job int, w Workload, t Topology, ranks int, limit units.Duration) {
+	c.need(w.Clients >= 1, p+"clients", "any-to-any needs at least 1 client, got %d", w.Clients)
+	c.need(w.Servers >= 1, p+"servers", "any-to-any needs at least 1 server, got %d", w.Servers)
+	c.need(ranks == w.Clients+w.Servers, p+"ranks", "any-to-any runs on its clients and servers (%d hosts); leave ranks out, got %d", w.Clients+w.Servers, ranks)
+	c.need(w.Depth >= 0 && w.Depth <= 1024, p+"depth", "must be between 1 and 1024 writes outstanding per endpoint (0 = 1), got %d", w.Depth)
+	c.need(w.Duration > 0, p+"duration", "any-to-any needs a duration (> 0) during which every endpoint writes, got %v", w.Duration)
+	c.need(limit <= 0 || w.Duration <= limit, p+"duration", "%v is beyond sim.time_limit %v", w.Duration, limit)
+	c.need(w.Checkpoint >= 0 && w.Checkpoint <= w.Duration, p+"checkpoint", "must be between 0 (a tenth of the duration) and the duration %v, got %v", w.Duration, w.Checkpoint)
+	if w.Duration > 0 && w.Checkpoint > 0 {
+		c.need(w.Duration/w.Checkpoint <= 1000, p+"checkpoint", "%v gives %d checkpoints in %v, more than the limit of 1000", w.Checkpoint, w.Duration/w.Checkpoint, w.Duration)
+	}
+	c.need(job == 0 && len(c.spec.Jobs) == 0, p+"kind", "any-to-any runs alone: no jobs beside it")
+	if c.err != nil {
+		return
+	}
+	for _, size := range SweepSizes(w.Sizes) {
+		s := AnyToAnySpec(w, t, make([]int, ranks), int64(size))
+		if n := workload.AnyToAnyMessages(s); n > workload.MaxUniformMessages {
+			c.fail(p+"duration", "about %.0f writes of %v for %v (each pair could complete %.0f), more than the limit of %d; use larger writes or a shorter duration",
+				n, size, w.Duration, n/float64(max(w.Clients*w.Servers, 1)), workload.MaxUniformMessages)
+			return
+		}
+	}
 }

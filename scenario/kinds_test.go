@@ -2,7 +2,10 @@ package scenario
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"fabriclab/units"
 
 	"fabriclab/workload"
 )
@@ -11,7 +14,7 @@ import (
 // each with the parts every engine calls.
 func TestWorkloadKindsRegistry(t *testing.T) {
 	names := WorkloadKinds()
-	want := append(workload.Collectives(), "permutation", "incast", "flows", "uniform", "messages")
+	want := append(workload.Collectives(), "permutation", "incast", "flows", "uniform", "messages", "any-to-any")
 	if !slices.Equal(names, want) {
 		t.Fatalf("WorkloadKinds() = %v, want %v", names, want)
 	}
@@ -31,7 +34,7 @@ func TestWorkloadKindsRegistry(t *testing.T) {
 	if _, ok := LookupWorkloadKind("torus"); ok {
 		t.Error("an unknown kind was found")
 	}
-	if got := hostRangeKinds(); got != "permutation, uniform and messages" {
+	if got := hostRangeKinds(); got != "permutation, uniform, messages and any-to-any" {
 		t.Errorf("hostRangeKinds() = %q", got)
 	}
 }
@@ -80,5 +83,45 @@ func TestTransportKinds(t *testing.T) {
 	}
 	if !homa.PerMessage || tcp.PerMessage {
 		t.Error("only Homa is per message")
+	}
+}
+
+func TestAnyToAnyValidation(t *testing.T) {
+	const topo = "topology: {hosts: 12, hosts_per_leaf: 6, spines: 5}\nsim: {time_limit: 10ms}\n"
+	const ok = "workload: {kind: any-to-any, clients: 5, servers: 5, depth: 4, duration: 3ms, sizes: {list: [64KiB]}}\n"
+	f, err := Parse("a.yaml", []byte(topo+ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	w := f.Jobs()[0].Spec.Workload
+	if w.Ranks != 10 || CheckpointInterval(w) != 300*units.Microsecond {
+		t.Errorf("ranks %d, checkpoint %v", w.Ranks, CheckpointInterval(w))
+	}
+	hs, err := JobHosts(w, f.Base.Topology, 1)
+	if err != nil || len(hs) != 10 || hs[9] != 9 {
+		t.Errorf("hosts %v, %v", hs, err)
+	}
+	cases := []struct{ w, want string }{
+		{"{kind: any-to-any, servers: 5, duration: 3ms, sizes: {list: [64KiB]}}", "workload.clients: any-to-any needs at least 1 client"},
+		{"{kind: any-to-any, clients: 5, servers: 5, sizes: {list: [64KiB]}}", "workload.duration: any-to-any needs a duration"},
+		{"{kind: any-to-any, clients: 5, servers: 5, duration: 30ms, sizes: {list: [64KiB]}}", "is beyond sim.time_limit"},
+		{"{kind: any-to-any, clients: 5, servers: 5, duration: 3ms, checkpoint: 4ms, sizes: {list: [64KiB]}}", "workload.checkpoint: must be between 0"},
+		{"{kind: any-to-any, clients: 5, servers: 5, depth: 2000, duration: 3ms, sizes: {list: [64KiB]}}", "workload.depth: must be between 1 and 1024"},
+		{"{kind: any-to-any, clients: 5, servers: 5, load: 0.5, duration: 3ms, sizes: {list: [64KiB]}}", "workload.load: load is only read by kinds uniform and messages"},
+		{"{kind: any-to-any, clients: 5, servers: 5, duration: 3ms, sizes: {list: [1B]}}", "more than the limit of"},
+		{"{kind: any-to-any, clients: 8, servers: 5, duration: 3ms, sizes: {list: [64KiB]}}", "do not fit the topology's 12 hosts"},
+		{"{kind: alltoall, clients: 5, sizes: {list: [64KiB]}}", "workload.clients: clients, servers, depth and checkpoint are only read by kind any-to-any"},
+	}
+	for _, c := range cases {
+		f, err := Parse("a.yaml", []byte(topo+"workload: "+c.w+"\n"))
+		if err == nil {
+			err = f.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant …%s…", c.w, err, c.want)
+		}
 	}
 }

@@ -582,7 +582,9 @@ func finalizeWorkload(w *Workload, t Topology) {
 		w.Algorithm = defaultAlgorithm(w.Kind)
 	}
 	if w.Ranks == 0 {
-		if h := Hosts(t) - w.HostOffset; h > 0 && w.HostOffset >= 0 {
+		if k, ok := LookupWorkloadKind(w.Kind); ok && k.ranks != nil {
+			w.Ranks = max(k.ranks(*w), 0)
+		} else if h := Hosts(t) - w.HostOffset; h > 0 && w.HostOffset >= 0 {
 			w.Ranks = h
 		}
 	}

@@ -857,3 +857,14 @@ func checkTokens(file string, tks token.Tokens, lim textLimits) *Error {
 	}
 	return nil
 }
+
+// PrescanYAML checks YAML text of another kind of file (e.g. an agents
+// file) against the scenario's nesting, value and key limits before a
+// YAML parser sees it: the parser's cost is not linear in its input, and a
+// few kilobytes of brackets can cost gigabytes.
+func PrescanYAML(file string, src []byte) error {
+	if e := prescan(file, src, defaultTextLimits); e != nil {
+		return e
+	}
+	return nil
+}

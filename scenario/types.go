@@ -329,6 +329,15 @@ type Workload struct {
 	// its receiver answers with a response of this size once it has it all
 	// (an RPC; load counts the requests); the RTT is then measured.
 	ResponseSize units.Size `yaml:"response_size" json:"response_size,omitempty"`
+	// Clients and Servers (kind any-to-any, a hardware tester's streaming
+	// test): Clients hosts (from host_offset, or the first of
+	// placement_hosts) each keep Depth writes of the size outstanding to
+	// each of the Servers hosts after them, for Duration; Checkpoint is the
+	// interval of the per-endpoint counts (0 = a tenth of the duration).
+	Clients    int            `yaml:"clients" json:"clients,omitempty"`
+	Servers    int            `yaml:"servers" json:"servers,omitempty"`
+	Depth      int            `yaml:"depth" json:"depth,omitempty"`
+	Checkpoint units.Duration `yaml:"checkpoint" json:"checkpoint,omitempty"`
 }
 
 // JobSpec is one entry of jobs: a workload with a name and a start offset.

@@ -406,8 +406,17 @@ func (c *checker) workloadAt(p string, job int, w Workload, t Topology, limit un
 		c.need(w.QPs == 1 && w.MessageSize == 0 && w.Iterations == 1 && w.Warmup == 0, p+"kind",
 			"%s takes no qps, message_size, iterations or warmup (collectives only)", w.Kind)
 	}
-	if !k.ReadsLoad {
-		c.need(w.Load == 0 && w.Duration == 0, p+"load", "load and duration are only read by kinds %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsLoad }, " and "))
+	loadKinds := kindsWhere(func(k *WorkloadKind) bool { return k.ReadsLoad }, " and ")
+	switch {
+	case !k.ReadsLoad && !k.ReadsDuration:
+		c.need(w.Load == 0 && w.Duration == 0, p+"load", "load and duration are only read by kinds %s (and duration by %s); remove them",
+			loadKinds, kindsWhere(func(k *WorkloadKind) bool { return k.ReadsDuration && !k.ReadsLoad }, " and "))
+	case !k.ReadsLoad:
+		c.need(w.Load == 0, p+"load", "load is only read by kinds %s; remove it", loadKinds)
+	}
+	if !k.ReadsStreamKeys {
+		c.need(w.Clients == 0 && w.Servers == 0 && w.Depth == 0 && w.Checkpoint == 0, p+"clients",
+			"clients, servers, depth and checkpoint are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsStreamKeys }, " and "))
 	}
 	if !k.ReadsMessageKeys {
 		c.need(w.SizeDist == "" && w.Pattern == "" && w.Buckets == "" && w.BucketCount == 0 && w.ResponseSize == 0, p+"size_dist",

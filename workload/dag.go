@@ -60,6 +60,12 @@ type DAG struct {
 	// filled only by Build with Spec.Annotate set.
 	Payloads []Payload
 
+	// Until, when positive, ends a closed-loop workload (any-to-any): a
+	// message whose dependencies are all delivered at or after Until is
+	// cut — it never starts, nor does anything waiting on it — and the
+	// run is done when every message is delivered or cut.
+	Until sim.Time
+
 	Msgs []Message
 	// DepCount[i] is how many messages i waits for.
 	DepCount []int32

@@ -36,6 +36,7 @@ type Executor struct {
 	// delivered yet; −1 once it is delivered itself.
 	remaining []int32
 	done      int
+	cut       int  // messages cut by the DAG's Until (never released)
 	rooted    bool // the roots were released (first Ready)
 	out       []int32
 	waiting   waitQueue
@@ -130,8 +131,18 @@ func (e *Executor) Start(m int32, now sim.Time) []int32 {
 	return e.result()
 }
 
-// Done reports whether every message was delivered.
-func (e *Executor) Done() bool { return e.done == len(e.remaining) }
+// Done reports whether every message was delivered or cut (DAG.Until).
+func (e *Executor) Done() bool { return e.done+e.cut == len(e.remaining) }
+
+// Cut is how many messages were cut: released at or after the DAG's
+// Until, they never start, nor does anything that waits on them.
+func (e *Executor) Cut() int { return e.cut }
+
+// IsCut reports whether message m was cut.
+func (e *Executor) IsCut(m int32) bool { return e.remaining[m] == cutMark }
+
+// cutMark marks a cut message in remaining (delivered ones are −1).
+const cutMark = -2
 
 // Completed is how many messages were delivered so far (markers
 // included).
@@ -168,10 +179,33 @@ func (e *Executor) deliver(m int32, now sim.Time) {
 	e.remaining[m] = -1
 	e.done++
 	for _, j := range e.dag.Successors(m) {
+		if e.remaining[j] < 0 {
+			continue // cut (a dependency of j was cut before)
+		}
 		e.remaining[j]--
 		if e.remaining[j] == 0 {
+			if u := e.dag.Until; u > 0 && now >= u {
+				e.cutFrom(j)
+				continue
+			}
 			e.release(j, now)
 		}
+	}
+}
+
+// cutFrom cuts message m and everything that waits on it, directly or not:
+// none of them can ever be released.
+func (e *Executor) cutFrom(m int32) {
+	stack := []int32{m}
+	for len(stack) > 0 {
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if e.remaining[j] < 0 {
+			continue
+		}
+		e.remaining[j] = cutMark
+		e.cut++
+		stack = append(stack, e.dag.Successors(j)...)
 	}
 }
 

@@ -461,6 +461,10 @@ func (s *Server) abort(ctx context.Context, _ *connect.Request[wire.Empty]) (*co
 	if r == nil {
 		return connect.NewResponse(&wire.Empty{}), nil
 	}
+	if r.owner != sessionFrom(ctx) {
+		// Only the controller that prepared a run may abort it.
+		return nil, s.refuse(ctx, connect.CodePermissionDenied, fmt.Errorf("run %s belongs to another controller session", r.id))
+	}
 	closed := s.abortRunIf(r, outcomeAborted, "aborted by the controller "+peerOf(ctx))
 	// Abort answers within a second: the plane normally closes at once,
 	// and otherwise goes on closing after the answer.

@@ -31,6 +31,7 @@ type connState struct {
 	pending *wire.AgentAuth
 
 	closed bool // under Server.mu: no session may be added any more
+	authed bool // under Server.mu: a session was made on it
 }
 
 // binding is the connection's channel binding.
@@ -75,10 +76,55 @@ const (
 // connContext gives every request of a connection its connState.
 func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 	cs := &connState{remote: c.RemoteAddr().String()}
+	ip := remoteIP(c)
 	s.mu.Lock()
-	s.conns[c] = cs
+	perIP := 0
+	for other := range s.conns {
+		if remoteIP(other) == ip {
+			perIP++
+		}
+	}
+	full := len(s.conns) >= maxConns || perIP >= maxConnsPerIP
+	if !full {
+		s.conns[c] = cs
+	}
 	s.mu.Unlock()
+	if full {
+		// Beyond the caps a connection is dropped before its TLS
+		// handshake: nobody can hold the agent's memory or file
+		// descriptors without a token.
+		s.cfg.Logf("connection from %s refused: too many connections", safetext.Terminal(cs.remote))
+		c.Close()
+		return context.WithValue(ctx, connKey, cs)
+	}
+	// A connection that has not authenticated within handshakeDeadline is
+	// closed (a controller authenticates at once).
+	time.AfterFunc(handshakeDeadline, func() {
+		s.mu.Lock()
+		idle := !cs.authed && !cs.closed
+		s.mu.Unlock()
+		if idle {
+			c.Close()
+		}
+	})
 	return context.WithValue(ctx, connKey, cs)
+}
+
+// Connection caps: in all, from one address, and how long a connection may
+// stay without a session.
+const (
+	maxConns          = 128
+	maxConnsPerIP     = 16
+	handshakeDeadline = 10 * time.Second
+)
+
+// remoteIP is a connection's peer address without its port.
+func remoteIP(c net.Conn) string {
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return c.RemoteAddr().String()
+	}
+	return host
 }
 
 // connStateChange drops a closed connection's sessions, and aborts the run
@@ -211,10 +257,25 @@ func (s *Server) authenticate(ctx context.Context, req *connect.Request[wire.Aut
 	}
 	ss := &session{conn: cs, exporter: cs.exporter}
 	rand.Read(ss.id[:])
+	// Proofs are checked one at a time, and a wrong one holds the gate
+	// for AuthFailureDelay: at most a few guesses a second, however many
+	// connections try. Beyond the queue's room an attempt is turned away
+	// before its proof is even checked.
+	select {
+	case s.failQueue <- struct{}{}:
+		defer func() { <-s.failQueue }()
+	default:
+		s.metrics.authFailures.Inc()
+		return nil, connect.NewError(connect.CodeResourceExhausted, errors.New("authentication refused: too many attempts waiting, try again later"))
+	}
+	s.failMu.Lock()
 	amac, err := a.Verify(req.Msg.ClientMAC, ss.id[:])
 	if err != nil {
-		return nil, s.authFailed(ctx, req.Peer().Addr, err)
+		err = s.authFailed(ctx, req.Peer().Addr, err)
+		s.failMu.Unlock()
+		return nil, err
 	}
+	s.failMu.Unlock()
 	ss.touch()
 	s.mu.Lock()
 	if cs.closed {
@@ -226,29 +287,21 @@ func (s *Server) authenticate(ctx context.Context, req *connect.Request[wire.Aut
 		return nil, connect.NewError(connect.CodeResourceExhausted, errors.New("too many controller sessions on this agent"))
 	}
 	s.sessions[ss.id] = ss
+	cs.authed = true
 	s.mu.Unlock()
 	return connect.NewResponse(&wire.AuthenticateResponse{SessionID: ss.id[:], AgentMAC: amac}), nil
 }
 
-// authFailed logs, counts and delays a failed handshake. Failures wait
-// their turn one at a time for AuthFailureDelay, so guessing is slow; when
-// many are already waiting, the newest are turned away at once.
+// authFailed logs, counts and delays a failed handshake (the caller holds
+// the gate, so the next proof waits too).
 func (s *Server) authFailed(ctx context.Context, peer string, err error) error {
 	s.metrics.authFailures.Inc()
 	s.cfg.Logf("auth failure from %s: %s", safetext.Terminal(peer), err)
-	select {
-	case s.failQueue <- struct{}{}:
-		defer func() { <-s.failQueue }()
-	default:
-		return connect.NewError(connect.CodeResourceExhausted, errors.New("authentication failed: too many failed attempts, try again later"))
-	}
-	s.failMu.Lock()
 	t := time.NewTimer(s.cfg.AuthFailureDelay)
 	select {
 	case <-t.C:
 	case <-ctx.Done():
 		t.Stop()
 	}
-	s.failMu.Unlock()
 	return connect.NewError(connect.CodeUnauthenticated, err)
 }

@@ -33,10 +33,11 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"fabriclab/internal/inputfile"
+	"fabriclab/scenario"
 )
 
-// MaxSize bounds an agents file (a few thousand hosts fit in far less).
-const MaxSize = 4 << 20
+// MaxSize bounds an agents file (a thousand hosts take about 50 KB).
+const MaxSize = 1 << 20
 
 // MaxHosts bounds the hosts one file maps (a typo of a huge list should not
 // allocate before it is refused).
@@ -149,6 +150,14 @@ func Load(path string) (*Inventory, error) {
 // Parse checks the agents file src, read from path.
 func Parse(path string, src []byte) (*Inventory, error) {
 	p := &parse{path: path}
+	if int64(len(src)) > MaxSize {
+		return nil, p.errAt(1, 1, "", fmt.Sprintf("the file is %d bytes, more than the limit of %d", len(src), MaxSize))
+	}
+	// The YAML library's cost is not linear in its input: bound nesting,
+	// values and keys first, as for scenarios.
+	if err := scenario.PrescanYAML(path, src); err != nil {
+		return nil, err
+	}
 	file, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		var se yaml.Error
@@ -209,7 +218,7 @@ func Parse(path string, src []byte) (*Inventory, error) {
 		case "agents":
 			agentsNode = mv.Value
 		default:
-			return nil, p.at(mv.Key, key, "unknown key; use token_file, ca_file, cert_file, key_file, scale, agents")
+			return nil, p.at(mv.Key, inputfile.Token(key), "unknown key; use token_file, ca_file, cert_file, key_file, scale, agents")
 		}
 	}
 	if inv.TokenFile == "" {
@@ -277,7 +286,7 @@ func (p *parse) agent(n ast.Node, key string) (Agent, error) {
 		case "hosts":
 			hostsNode = mv.Value
 		default:
-			return a, p.at(mv.Key, key+"."+k, "unknown key; an agent has address and hosts")
+			return a, p.at(mv.Key, key+"."+inputfile.Token(k), "unknown key; an agent has address and hosts")
 		}
 	}
 	if a.Address == "" {
@@ -321,7 +330,7 @@ func (p *parse) agent(n ast.Node, key string) (Agent, error) {
 				}
 				h.DataIP = ip
 			default:
-				return a, p.at(mv.Key, hk+"."+k, "unknown key; a host has host and data_ip")
+				return a, p.at(mv.Key, hk+"."+inputfile.Token(k), "unknown key; a host has host and data_ip")
 			}
 		}
 		if h.Host < 0 {

@@ -51,7 +51,9 @@ func TestParseErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{"agents: []\n", "a.yaml:1:1: token_file: is required"},
 		{"token_file: t\n", "a.yaml:1:1: agents: needs a list of agents"},
-		{"token_file: t\nport: 3\nagents: []\n", "a.yaml:2:1: port: unknown key"},
+		{"token_file: t\nport: 3\nagents: []\n", "a.yaml:2:1: \"port\": unknown key"},
+		{"token_file: t\nagents: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n", "nest"},
+		{"token_file: t\n" + strings.Repeat("k", 100000) + ": 1\n", "unknown key"},
 		{"token_file: t\ntoken_file: u\n", "a.yaml:2:1: not valid YAML: mapping key \"token_file\" already defined"},
 		{"token_file: t\nscale: 2\nagents: []\n", "a.yaml:2:8: scale: must be in (0, 1], got 2"},
 		{"token_file: t\nscale: 1/0\nagents: []\n", "a.yaml:2:8: scale: must be a fraction"},
@@ -74,8 +76,8 @@ func TestParseErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q:\n got %v\nwant …%s…", c.src, err, c.want)
 		}
-		if err != nil && strings.Contains(err.Error(), "\n") {
-			t.Errorf("%q: error spans lines: %q", c.src, err)
+		if err != nil && (strings.Contains(err.Error(), "\n") || len(err.Error()) > 300) {
+			t.Errorf("error spans lines or quotes too much (%d bytes)", len(err.Error()))
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -148,6 +149,7 @@ func build(ss []series) ([]Chart, error) {
 	add(slowdownChart(ss, "slowdown-p99", "99th-percentile slowdown (FCT / FCT alone) vs message size", func(p metrics.Percentiles) float64 { return p.P99 }))
 	add(slowdownChart(ss, "slowdown-p50", "Median slowdown (FCT / FCT alone) vs message size", func(p metrics.Percentiles) float64 { return p.P50 }))
 	cs = append(cs, heatmaps(ss)...)
+	cs = append(cs, endpointHeatmaps(ss)...)
 	add(counterBars(ss))
 	cs = append(cs, tierBars(ss)...)
 	for i := range cs {
@@ -370,14 +372,92 @@ func rankDone(ss []series) Chart {
 	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
 }
 
-// grid is a rank×rank matrix for plotter.HeatMap: column = destination,
-// row = source.
+// grid is a matrix for plotter.HeatMap, rows × columns (rank × rank:
+// column = destination, row = source).
 type grid [][]float64
 
-func (g grid) Dims() (c, r int)   { return len(g), len(g) }
+func (g grid) Dims() (c, r int) {
+	if len(g) == 0 {
+		return 0, 0
+	}
+	return len(g[0]), len(g)
+}
 func (g grid) Z(c, r int) float64 { return g[r][c] }
 func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
+
+// labelTicks labels positions 0…n−1 with names (host numbers).
+type labelTicks []string
+
+func (l labelTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	for i, name := range l {
+		if v := float64(i); v >= min-0.5 && v <= max+0.5 {
+			ts = append(ts, plot.Tick{Value: v, Label: name})
+		}
+	}
+	return ts
+}
+
+// maxEndpointHeatmaps bounds the checkpoint heatmaps of one variant.
+const maxEndpointHeatmaps = 12
+
+// endpointHeatmaps draws, for every any-to-any variant, one heatmap per
+// checkpoint interval: clients × servers, each cell the pair's rate in
+// that interval as a share of its full rate, so that a collision shows as
+// the same dark columns at every checkpoint.
+func endpointHeatmaps(ss []series) []Chart {
+	var cs []Chart
+	for i, s := range ss {
+		r := largest(s)
+		if r == nil || r.Endpoints == nil || len(r.Checkpoints) < 2 || r.Endpoints.FullRateGbps <= 0 {
+			continue
+		}
+		var clients, servers []int
+		ci, si := map[int]int{}, map[int]int{}
+		for _, p := range r.Endpoints.PerPair {
+			if _, ok := ci[p.Client]; !ok {
+				ci[p.Client] = len(clients)
+				clients = append(clients, p.Client)
+			}
+			if _, ok := si[p.Server]; !ok {
+				si[p.Server] = len(servers)
+				servers = append(servers, p.Server)
+			}
+		}
+		names := func(hs []int) labelTicks {
+			l := make(labelTicks, len(hs))
+			for k, h := range hs {
+				l[k] = strconv.Itoa(h)
+			}
+			return l
+		}
+		prev := 0.0
+		for k, cp := range r.Checkpoints[:len(r.Checkpoints)-1] { // the last holds the drain
+			dt := cp.TS - prev
+			prev = cp.TS
+			if k >= maxEndpointHeatmaps || dt <= 0 {
+				break
+			}
+			g := make(grid, len(clients))
+			for c := range g {
+				g[c] = make([]float64, len(servers))
+			}
+			for _, e := range cp.Endpoints {
+				c, okc := ci[e.Client]
+				sv, oks := si[e.Server]
+				if okc && oks {
+					g[c][sv] = 100 * float64(e.Bytes) * 8 / dt / (r.Endpoints.FullRateGbps * 1e9)
+				}
+			}
+			title := fmt.Sprintf("Endpoint rate, %% of full: %s, checkpoint %d (t = %.3g s)", s.name, k+1, cp.TS)
+			ch := heatmapOf(fmt.Sprintf("endpoints-%d-%d", i+1, k+1), title, g, "server host", "client host", "% of full", 0, 100)
+			ch.ticks(names(servers), names(clients))
+			cs = append(cs, ch)
+		}
+	}
+	return cs
+}
 
 func heatmaps(ss []series) []Chart {
 	var cs []Chart
@@ -414,29 +494,46 @@ func heatmap(name, title string, g grid) Chart {
 	if hi <= lo {
 		hi = lo + 1
 	}
+	c := heatmapOf(name, title, g, "destination rank", "source rank", "GB/s", lo, hi)
+	c.ticks(intTicks{}, intTicks{})
+	return c
+}
+
+// heatmapOf is a heatmap of g with a colour bar from lo to hi (values
+// beyond are drawn at the ends).
+func heatmapOf(name, title string, g grid, xlabel, ylabel, unit string, lo, hi float64) Chart {
+	for _, row := range g {
+		for k, v := range row {
+			row[k] = math.Min(math.Max(v, lo), hi)
+		}
+	}
 	cm := moreland.ExtendedBlackBody()
 	cm.SetMin(lo)
 	cm.SetMax(hi)
 	hm := plotter.NewHeatMap(g, cm.Palette(255))
 	hm.Min, hm.Max = lo, hi
 	hm.Rasterized = len(g) > 64
-	p := newPlot(title, "destination rank", "source rank")
+	p := newPlot(title, xlabel, ylabel)
 	p.Add(hm)
-	p.X.Tick.Marker = intTicks{}
-	p.Y.Tick.Marker = intTicks{}
 	p.Title.Text = title
 
-	bar := newPlot("", "", "GB/s")
+	bar := newPlot("", "", unit)
 	bar.Title.Text = ""
 	bar.HideX()
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
 	bar.Y.Min, bar.Y.Max = lo, hi
 	w, h := chartW, 12*vg.Centimeter
-	return Chart{Name: name, Title: title, w: w, h: h, draw: func(c draw.Canvas) {
+	return Chart{Name: name, Title: title, w: w, h: h, plot: p, draw: func(c draw.Canvas) {
 		barW := 2.4 * vg.Centimeter
 		p.Draw(draw.Crop(c, 0, -barW, 0, 0))
 		bar.Draw(draw.Crop(c, c.Max.X-c.Min.X-barW, 0, 1.1*vg.Centimeter, -0.9*vg.Centimeter))
 	}}
+}
+
+// ticks sets a heatmap's axis tick markers.
+func (c *Chart) ticks(x, y plot.Ticker) {
+	c.plot.X.Tick.Marker = x
+	c.plot.Y.Tick.Marker = y
 }
 
 // counterBars: PFC pauses and ECN marks per variant at the largest size.

@@ -165,3 +165,27 @@ func TestReportOfMessageWorkloads(t *testing.T) {
 		t.Errorf("%d charts, want 10", n)
 	}
 }
+
+// An any-to-any row gets one clients × servers heatmap per checkpoint
+// interval (the drain left out), labelled with the hosts.
+func TestEndpointHeatmaps(t *testing.T) {
+	r := metrics.SizeResult{}
+	r.SizeBytes = 65536
+	r.Endpoints = &metrics.Endpoints{Pairs: 2, FullRateGbps: 0.02,
+		PerPair: []metrics.EndpointResult{{Client: 0, Server: 6}, {Client: 0, Server: 11}}}
+	for k := 1; k <= 3; k++ {
+		r.Checkpoints = append(r.Checkpoints, metrics.Checkpoint{TS: 0.5 * float64(k),
+			Endpoints: []metrics.EndpointCount{{Client: 0, Server: 6, Bytes: 625000}, {Client: 0, Server: 11, Bytes: 1250000}}})
+	}
+	cs := endpointHeatmaps([]series{{name: "collision", v: report.VariantResult{Name: "collision", Results: []metrics.SizeResult{r}}}})
+	if len(cs) != 2 {
+		t.Fatalf("%d heatmaps, want 2 (3 checkpoints, the last the drain)", len(cs))
+	}
+	if cs[0].Name != "endpoints-1-1" || !strings.Contains(cs[0].Title, "collision, checkpoint 1") {
+		t.Errorf("first: %s %q", cs[0].Name, cs[0].Title)
+	}
+	svg, err := renderSVG(cs[1])
+	if err != nil || !strings.Contains(svg, ">11<") || !strings.Contains(svg, "server host") {
+		t.Errorf("the SVG does not label server 11 (err %v)", err)
+	}
+}

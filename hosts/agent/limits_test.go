@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Wrong guesses are checked one at a time, each holding the gate for the
+// failure delay, so however many connections guess at once, at most one
+// proof per delay is checked; the rest wait or are turned away unchecked.
+func TestConcurrentGuessesAreSlow(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	a := startAgent(t, Config{NewPlane: (&fakePlanes{}).new, AuthFailureDelay: delay})
+	var mu sync.Mutex
+	checked, refused := 0, 0
+	var wg sync.WaitGroup
+	began := time.Now()
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := Dial(context.Background(), ClientConfig{Address: a.addr, Token: []byte("wrong-token-wrong-token"), Timeout: 10 * time.Second})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil && strings.Contains(err.Error(), "authentication failed: wrong token"):
+				checked++
+			case err != nil && (strings.Contains(err.Error(), "too many attempts waiting") || strings.Contains(err.Error(), "TLS handshake failed")):
+				refused++ // turned away unchecked: the queue, or the per-address connection cap
+			default:
+				t.Errorf("unexpected: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(began)
+	if most := int(el/delay) + 1; checked > most {
+		t.Errorf("%d wrong proofs checked in %v: more than one per %v", checked, el, delay)
+	}
+	if checked+refused != 40 || refused == 0 {
+		t.Errorf("checked %d, refused %d", checked, refused)
+	}
+	// A right token still gets in once the guessing stops.
+	c := dialAgent(t, a.addr, testToken)
+	c.Close()
+}
+
+// No peer holds more than maxConnsPerIP connections, authenticated or
+// not; one that never authenticates is closed after handshakeDeadline.
+func TestConnectionCaps(t *testing.T) {
+	a := startAgent(t, Config{NewPlane: (&fakePlanes{}).new})
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	open := 0
+	for i := 0; i < maxConnsPerIP+4; i++ {
+		c, err := net.Dial("tcp", a.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(200 * time.Millisecond)
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		var b [1]byte
+		if _, err := c.Read(b[:]); err != nil && strings.Contains(err.Error(), "timeout") {
+			open++ // still open: the agent waits for our TLS hello
+		}
+	}
+	if open != maxConnsPerIP {
+		t.Errorf("%d connections held open, want %d", open, maxConnsPerIP)
+	}
+}
