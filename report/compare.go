@@ -31,6 +31,8 @@ type Metric struct {
 	Relative bool
 	value    func(r metrics.SizeResult) float64
 	format   func(v float64) string
+	// fabric: only a simulated fabric measures it (n/a on real hosts).
+	fabric bool
 }
 
 func fixed(prec int) func(float64) string {
@@ -46,9 +48,9 @@ var Metrics = []Metric{
 		value: func(r metrics.SizeResult) float64 { return r.CCTS * 1e6 }, format: fixed(2)},
 	{Name: "ideal_pct", Title: "% of ideal", Unit: "%", Relative: false,
 		value: func(r metrics.SizeResult) float64 { return r.IdealPct }, format: fixed(1)},
-	{Name: "pfc_pauses", Title: "PFC pause frames", Relative: false,
+	{Name: "pfc_pauses", Title: "PFC pause frames", Relative: false, fabric: true,
 		value: func(r metrics.SizeResult) float64 { return float64(r.PFCPauses) }, format: fixed(0)},
-	{Name: "ecn_marks", Title: "ECN-marked packets", Relative: false,
+	{Name: "ecn_marks", Title: "ECN-marked packets", Relative: false, fabric: true,
 		value: func(r metrics.SizeResult) float64 { return float64(r.ECNMarks) }, format: fixed(0)},
 	{Name: "algbw", Title: "algorithm bandwidth", Unit: "GB/s", Relative: true,
 		value: func(r metrics.SizeResult) float64 { return r.AlgBWGBps }, format: fixed(2)},
@@ -149,6 +151,8 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 			case r.Error != "":
 				failed = true
 				return "!", 0, false
+			case m.fabric && r.Hosts != nil:
+				return "n/a", 0, false // real hosts: nobody counted the fabric's
 			}
 			v := m.value(r)
 			txt := m.format(v)

@@ -80,3 +80,28 @@ func TestWriteCompare(t *testing.T) {
 		t.Error("unknown metric: no error")
 	}
 }
+
+// A run on real hosts beside a simulated one: its rates compare, its
+// fabric counters are n/a (nobody counted them), not 0.
+func TestCompareHostsBesideSimulated(t *testing.T) {
+	sim := metrics.SizeResult{Completion: metrics.Completion{SizeBytes: 4 << 20, Timing: metrics.Timing{BusBWGBps: 0.0119, CCTS: 0.2635}},
+		FabricTotals: metrics.FabricTotals{PFCPauses: 3}, Outcome: metrics.Outcome{Complete: true}}
+	hosts := sim
+	hosts.BusBWGBps, hosts.CCTS, hosts.PFCPauses = 0.0114, 0.2731, 0
+	hosts.Hosts = &metrics.HostsRun{Engine: "hosts", Agents: 4}
+	cols := []Column{{Name: "1:alltoall", Results: []metrics.SizeResult{sim}}, {Name: "2:alltoall", Results: []metrics.SizeResult{hosts}}}
+	var b bytes.Buffer
+	if err := WriteCompare(&b, cols, "pfc"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "   4MiB           3         n/a  -\n") {
+		t.Errorf("pfc:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteCompare(&b, cols, "cct"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "263500.00") || !strings.Contains(b.String(), "273100.00") {
+		t.Errorf("cct:\n%s", b.String())
+	}
+}

@@ -6,6 +6,7 @@ package labtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -19,6 +20,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"fabriclab/hosts/agent"
+	"fabriclab/hosts/inventory"
 )
 
 // needRoot skips without root, except in CI (CI=true runs as root and must
@@ -235,6 +239,47 @@ func TestLabCollectives(t *testing.T) {
 		_, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", bad, "--no-store", "-q")
 		if code != 1 || !strings.Contains(se, "authentication failed: wrong token") || strings.Count(strings.TrimSpace(se), "\n") > 4 {
 			t.Errorf("exit %d, stderr:\n%s", code, se)
+		}
+	})
+
+	t.Run("ctrl-c", func(t *testing.T) {
+		// Ctrl-C on the controller stops every agent within a second.
+		c := exec.Command(bin, "run", l.scen, "--engine", "hosts", "--agents", agents, "--no-store", "-q",
+			"--set", "workload.sizes.list=[64MiB]")
+		var se bytes.Buffer
+		c.Stderr = &se
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		sent := time.Now()
+		c.Process.Signal(os.Interrupt)
+		err := c.Wait()
+		ee, _ := err.(*exec.ExitError)
+		if ee == nil || ee.ExitCode() != 130 {
+			t.Fatalf("exit %v after Ctrl-C:\n%s", err, se.String())
+		}
+		inv, err := inventory.Load(agents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := inv.ReadToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range inv.Agents {
+			cl, err := agent.Dial(context.Background(), agent.ClientConfig{Address: a.Address, Token: tok, Timeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := cl.Info(context.Background())
+			cl.Close()
+			if err != nil || info.Run != "" {
+				t.Errorf("agent %s: run %q still active %v after Ctrl-C (%v)", a.Address, info.Run, time.Since(sent), err)
+			}
+		}
+		if el := time.Since(sent); el > 1500*time.Millisecond {
+			t.Errorf("the controller and its agents took %v to stop", el)
 		}
 	})
 
