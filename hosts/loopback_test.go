@@ -10,6 +10,7 @@ import (
 	"fabriclab/hosts/agent"
 	"fabriclab/hosts/inventory"
 	"fabriclab/lab"
+	"fabriclab/scenario"
 )
 
 var loopToken = []byte("0123456789abcdef0123456789abcdef")
@@ -89,5 +90,36 @@ sim: {time_limit: 1s}
 		if len(r.Hosts.HostCounters) != 2 {
 			t.Errorf("%s: counters of %d agents", w, len(r.Hosts.HostCounters))
 		}
+	}
+}
+
+// A message workload (open-loop arrivals, RPCs answered by their
+// receivers) runs on real sockets through the same executor: every
+// request and response is delivered, and the row has its round-trip
+// times.
+func TestLoopbackMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real sockets")
+	}
+	inv := loopbackAgents(t, 2)
+	e := &Engine{Inventory: inv, Dial: loopbackDial, DataPort: 17472}
+	f, err := scenario.Load("testdata/messages.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := f.Jobs()[0]
+	r, err := engine.RunJob(context.Background(), e, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Complete || r.Flows < 20 || r.Load == nil || r.Load.RPCs == 0 || r.Load.RTT.P99 <= 0 {
+		t.Fatalf("complete %v flows %d load %+v", r.Complete, r.Flows, r.Load)
+	}
+	sim, err := lab.Run(context.Background(), j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Flows != sim.Flows || r.Load.RPCs != sim.Load.RPCs {
+		t.Errorf("hosts %d flows %d RPCs, simulator %d flows %d RPCs", r.Flows, r.Load.RPCs, sim.Flows, sim.Load.RPCs)
 	}
 }

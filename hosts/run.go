@@ -380,10 +380,27 @@ loop:
 // event handles one agent event: a delivery releases what waits on it.
 func (r *run) event(ctx context.Context, ae agentEvent) {
 	ev := ae.ev
-	if ev.Kind != wire.EventDelivered || ev.Msg < 0 || ev.Msg >= int64(len(r.end)) {
+	if ev.Msg < 0 || ev.Msg >= int64(len(r.end)) {
 		return
 	}
 	i := int32(ev.Msg)
+	if ev.Kind == wire.EventStarted {
+		// The first byte left the sender: the message's start on real
+		// hosts, between its post and its delivery (the clocks are known
+		// only within their offset errors).
+		if r.start[i] < 0 {
+			return
+		}
+		t := max(r.simTime(r.offsets[ae.agent].ToController(ev.T)), r.start[i])
+		if r.end[i] >= 0 {
+			t = min(t, r.end[i])
+		}
+		r.start[i] = t
+		return
+	}
+	if ev.Kind != wire.EventDelivered {
+		return
+	}
 	if r.end[i] >= 0 || r.start[i] < 0 {
 		return // a duplicate, or a message this run never posted
 	}

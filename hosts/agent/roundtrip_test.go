@@ -59,7 +59,7 @@ func TestRoundTrip(t *testing.T) {
 		select {
 		case ev := <-evA:
 			got[ev.Kind]++
-			if ev.Kind != wire.EventSent || ev.Conn != 1 || ev.From != 0 || ev.To != 1 {
+			if (ev.Kind != wire.EventSent && ev.Kind != wire.EventStarted) || ev.Conn != 1 || ev.From != 0 || ev.To != 1 {
 				t.Errorf("A's event %+v", ev)
 			}
 		case ev := <-evB:

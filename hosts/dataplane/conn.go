@@ -120,6 +120,9 @@ func (c *conn) writeLoop() {
 			t.Stop()
 			continue
 		}
+		if a.kind == kindMsg {
+			c.p.events.push(Event{Kind: EventStarted, Msg: int64(a.id), Conn: c.id, From: c.from, To: c.to, Bytes: a.n, T: time.Now()})
+		}
 		if err := c.writeFrame(a); err != nil {
 			c.fail(err)
 			return

@@ -161,9 +161,18 @@ func TestMessagesDeliveredOnceInOrder(t *testing.T) {
 	collect := func(p *Plane, kind EventKind) map[int][]Event {
 		got := map[int][]Event{}
 		timeout := time.After(10 * time.Second)
+		started := map[int64]bool{}
 		for n := 0; n < len(sizes); n++ {
 			select {
 			case ev := <-p.Events():
+				if ev.Kind == EventStarted && kind == EventSent {
+					started[ev.Msg] = true // each message starts before it is sent
+					n--
+					continue
+				}
+				if kind == EventSent && !started[ev.Msg] {
+					t.Fatalf("message %d sent without a start event", ev.Msg)
+				}
 				if ev.Kind != kind {
 					t.Fatalf("event %+v, want %s", ev, kind)
 				}

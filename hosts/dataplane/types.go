@@ -92,6 +92,9 @@ const (
 	// EventSent: at the sender, the message's last byte was written to the
 	// socket (not yet acknowledged).
 	EventSent
+	// EventStarted: at the sender, the message's first byte is about to be
+	// written (what a message's start means on real hosts).
+	EventStarted
 )
 
 func (k EventKind) String() string {
@@ -100,6 +103,8 @@ func (k EventKind) String() string {
 		return "delivered"
 	case EventSent:
 		return "sent"
+	case EventStarted:
+		return "started"
 	}
 	return fmt.Sprintf("event(%d)", uint8(k))
 }

@@ -155,12 +155,13 @@ type PostRequest struct {
 const (
 	EventSent      = "sent"      // the last byte of a message left the sender
 	EventDelivered = "delivered" // the last byte of a message reached the receiver
+	EventStarted   = "started"   // the first byte of a message is about to leave the sender
 )
 
 // Event is one message event of the DAG mode, timestamped on the agent's
 // clock (Unix ns).
 type Event struct {
-	Kind  string `json:"kind"` // EventSent or EventDelivered
+	Kind  string `json:"kind"` // EventStarted, EventSent or EventDelivered
 	Msg   int64  `json:"msg"`
 	Conn  int    `json:"conn"`
 	From  int    `json:"from"`
