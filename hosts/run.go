@@ -265,6 +265,9 @@ func (r *run) connectAll(ctx context.Context) error {
 	return nil
 }
 
+// startLead is how far ahead of the Start calls time 0 is set.
+const startLead = 50 * time.Millisecond
+
 // wallDuration converts a scenario duration (picoseconds) to a wall-clock
 // one.
 func wallDuration(d units.Duration) time.Duration { return time.Duration(d / units.Nanosecond) }
@@ -330,10 +333,19 @@ func (r *run) loop(ctx context.Context) (*engine.Trace, error) {
 	for i := range r.start {
 		r.start[i], r.end[i] = -1, -1
 	}
-	r.t0 = time.Now().UnixNano()
+	// A synchronised start: time 0 a little ahead, told to every agent
+	// on its own clock (the offsets), reached by all before anything is
+	// posted.
+	r.t0 = time.Now().Add(startLead).UnixNano()
 	if err := r.each(func(i int, a Agent) error { return a.Start(ctx, r.offsets[i].ToAgent(r.t0)) }); err != nil {
 		r.abortAll()
 		return r.trace(), err
+	}
+	if d := time.Duration(r.t0 - time.Now().UnixNano()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
 	}
 	r.exec = workload.NewExecutor(r.p.DAG)
 	r.release(runCtx, r.exec.Ready(0), 0)
