@@ -23,19 +23,11 @@ import (
 
 	"fabriclab/hosts/agent"
 	"fabriclab/hosts/inventory"
+	"fabriclab/internal/roottest"
 )
 
-// needRoot skips without root, except in CI (CI=true runs as root and must
-// never skip).
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the namespace lab tests need root, and CI=true runs as root")
-		}
-		t.Skip("the namespace lab tests need root (network namespaces); run them with sudo")
-	}
-}
+// needRoot: these tests build namespace labs (see roottest).
+func needRoot(t *testing.T) { t.Helper(); roottest.Need(t) }
 
 var (
 	buildOnce sync.Once
@@ -154,7 +146,8 @@ type row struct {
 	} `json:"hosts"`
 }
 
-func readRows(t *testing.T, path string) map[string]row {
+// readVariants reads a run's JSON output: every variant's rows.
+func readVariants[R any](t *testing.T, path string) map[string][]R {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -163,16 +156,26 @@ func readRows(t *testing.T, path string) map[string]row {
 	var out struct {
 		Variants []struct {
 			Name    string `json:"name"`
-			Results []row  `json:"results"`
+			Results []R    `json:"results"`
 		} `json:"variants"`
 	}
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]row{}
+	m := map[string][]R{}
 	for _, v := range out.Variants {
-		for _, r := range v.Results {
-			m[fmt.Sprintf("%s/%d", v.Name, r.SizeBytes)] = r
+		m[v.Name] = v.Results
+	}
+	return m
+}
+
+// readRows is the rows of a run by "variant/size".
+func readRows(t *testing.T, path string) map[string]row {
+	t.Helper()
+	m := map[string]row{}
+	for name, rs := range readVariants[row](t, path) {
+		for _, r := range rs {
+			m[fmt.Sprintf("%s/%d", name, r.SizeBytes)] = r
 		}
 	}
 	return m
@@ -340,25 +343,12 @@ type endpointRow struct {
 
 func readEndpoints(t *testing.T, path string) map[string]endpointRow {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out struct {
-		Variants []struct {
-			Name    string        `json:"name"`
-			Results []endpointRow `json:"results"`
-		} `json:"variants"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
 	m := map[string]endpointRow{}
-	for _, v := range out.Variants {
-		if len(v.Results) != 1 {
-			t.Fatalf("%s: %d rows", v.Name, len(v.Results))
+	for name, rs := range readVariants[endpointRow](t, path) {
+		if len(rs) != 1 {
+			t.Fatalf("%s: %d rows", name, len(rs))
 		}
-		m[v.Name] = v.Results[0]
+		m[name] = rs[0]
 	}
 	return m
 }

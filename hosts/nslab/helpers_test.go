@@ -19,25 +19,12 @@ import (
 	"testing"
 	"time"
 
+	"fabriclab/internal/roottest"
 	"fabriclab/scenario"
 )
 
-// The root tests build real labs: they need root, and CI (CI=true, which
-// runs as root) must never skip them.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the namespace lab tests need root, and CI=true runs as root")
-		}
-		t.Skip("the namespace lab tests need root (network namespaces); run them with sudo")
-	}
-	for _, c := range []string{"ip", "tc", "sysctl"} {
-		if _, err := exec.LookPath(c); err != nil {
-			t.Fatalf("the namespace lab tests need %s: %v", c, err)
-		}
-	}
-}
+// needRoot: the root tests build real labs (see roottest).
+func needRoot(t *testing.T) { t.Helper(); roottest.Need(t) }
 
 // testExe is this test binary; the helpers below run it inside
 // namespaces (ip netns exec NS testExe nslab-helper MODE ARGS…).
