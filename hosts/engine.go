@@ -26,6 +26,7 @@ import (
 	"fabriclab/hosts/wire"
 	"fabriclab/internal/safetext"
 	"fabriclab/measure"
+	"fabriclab/metrics"
 	"fabriclab/plan"
 	"fabriclab/scenario"
 	"fabriclab/sim"
@@ -102,7 +103,26 @@ func (e *Engine) Plan(job scenario.Job, sel plan.Selection) (*plan.Plan, error) 
 	j := job
 	j.Spec = spec
 	l := &layout{Layout: plan.TopologyLayout(tp), topo: tp, spec: spec}
-	return plan.CompileOptions(j, l, plan.Options{Select: sel})
+	p, err := plan.CompileOptions(j, l, plan.Options{Select: sel})
+	if err != nil {
+		return nil, err
+	}
+	if sc := e.Inventory.Scale; sc > 0 && sc < 1 {
+		// A flow list's start times are written for the scenario's rates:
+		// at the fabric's scale they come 1/scale later (the arrivals of
+		// message workloads already follow the scaled rates).
+		for _, pt := range p.Parts {
+			if pt.DAG.Collective != metrics.FlowList {
+				continue
+			}
+			for i := pt.Lo; i < pt.Hi; i++ {
+				if at := p.DAG.Msgs[i].At; at > pt.Start {
+					p.DAG.Msgs[i].At = pt.Start + units.Duration(float64(at-pt.Start)/sc)
+				}
+			}
+		}
+	}
+	return p, nil
 }
 
 // scaled is a copy of spec at the fabric's scale: link rates × scale, and

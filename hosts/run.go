@@ -179,10 +179,14 @@ func (r *run) clockError() time.Duration {
 func (r *run) wallLimit() time.Duration {
 	lim := wallDuration(r.p.Job.Spec.Sim.TimeLimit)
 	if lim <= 0 {
-		return 10 * time.Minute
+		return maxWall
 	}
-	return min(max(lim, time.Second), 10*time.Minute)
+	return min(max(lim, time.Second), maxWall)
 }
+
+// maxWall caps a run's wall time so that with the agents' margin (5 s) it
+// stays within their default --max-duration (10m).
+const maxWall = 10*time.Minute - 10*time.Second
 
 // cc is the congestion control the run asks the kernels for.
 func (r *run) cc() string {
@@ -507,7 +511,8 @@ func (r *run) startHeartbeats(ctx context.Context, wg *sync.WaitGroup, fail func
 			continue
 		}
 		// A lossy fabric can hold a flow in TCP's retransmission backoff
-		// for a second or more: a stall is nothing moved for stallTime.
+		// for seconds (four losses in a row: about 3 s): a stall is
+		// nothing moved for stallTime.
 		stalls := stallWatch{last: map[int]connProgress{}, after: int(max(stallTime/hb, 2))}
 		wg.Add(1)
 		go func() {
@@ -632,7 +637,7 @@ type connProgress struct {
 
 // stallTime is how long a connection with messages outstanding may move
 // nothing before the run fails as stalled.
-const stallTime = 2 * time.Second
+const stallTime = 5 * time.Second
 
 // stallWatch finds an agent's sending connections that failed, or that
 // have messages outstanding and moved nothing over after checkpoints in a

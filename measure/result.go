@@ -20,6 +20,11 @@ func Result(p *plan.Plan, t *Trace) metrics.SizeResult {
 	r.Events = t.Events
 	r.SimEndS = t.Now.Seconds()
 	r.Hosts = t.Hosts
+	if t.Hosts != nil {
+		// Real hosts: which path each flow took is the kernels' business,
+		// so there is no routed bound to compare with.
+		r.RoutedIdealS, r.RoutedIdealPct = 0, 0
+	}
 	if len(p.Parts) > 1 {
 		for _, pt := range p.Parts {
 			pr := r

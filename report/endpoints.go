@@ -9,6 +9,9 @@ import (
 	"fabriclab/units"
 )
 
+// maxTableCheckpoints bounds the checkpoint columns of the endpoint table.
+const maxTableCheckpoints = 20
+
 // WriteEndpointsTable writes, for every any-to-any row of v, its endpoint
 // pairs: the rate of each in every checkpoint interval, over the run and
 // as a share of its full rate, then the spread and Jain's index — the
@@ -27,23 +30,34 @@ func WriteEndpointsTable(w io.Writer, v VariantResult) error {
 		rate := func(gbps float64) string { return fmt.Sprintf("%.1f", gbps*1e9/scale) }
 		fmt.Fprintf(&b, "\n# endpoints: %s writes, full rate %s %s a pair; %s per checkpoint, over the run and %% of full\n",
 			units.Size(r.SizeBytes), rate(e.FullRateGbps), unit, unit)
+		// At most maxTableCheckpoints columns of checkpoints (the JSON and
+		// the heatmaps have them all), then the end.
+		cps := r.Checkpoints
+		if len(cps) > maxTableCheckpoints+1 {
+			fmt.Fprintf(&b, "# (the first %d of %d checkpoints; all are in the JSON)\n", maxTableCheckpoints, len(cps)-1)
+		}
 		head := []string{"client", "server"}
 		prev := 0.0
-		for k, cp := range r.Checkpoints {
-			if k == len(r.Checkpoints)-1 {
+		shown := func(k int) bool { return k < maxTableCheckpoints || k == len(cps)-1 }
+		for k, cp := range cps {
+			switch {
+			case k == len(cps)-1:
 				head = append(head, "end") // the writes in flight when the duration ended
-				continue
+			case shown(k):
+				head = append(head, units.Duration(math.Round(cp.TS*1e12)).String())
 			}
-			head = append(head, units.Duration(math.Round(cp.TS*1e12)).String())
 		}
 		head = append(head, "run", "%full")
 		rows := [][]string{head}
 		for k, pp := range e.PerPair {
 			row := []string{fmt.Sprint(pp.Client), fmt.Sprint(pp.Server)}
 			prev = 0
-			for _, cp := range r.Checkpoints {
+			for x, cp := range cps {
 				dt := cp.TS - prev
 				prev = cp.TS
+				if !shown(x) {
+					continue
+				}
 				if k >= len(cp.Endpoints) || dt <= 0 {
 					row = append(row, "-")
 					continue

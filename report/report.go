@@ -296,7 +296,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 			fmt.Sprintf("%.2f", r.BusBWGBps),
 			fmt.Sprintf("%.1f", r.IdealPct),
 			usec(r.IdealS),
-			fmt.Sprintf("%.1f", r.RoutedIdealPct),
+			routedCell(&r),
 			fabricCell(&r, r.PFCPauses),
 			fabricCell(&r, r.ECNMarks),
 			fabricCell(&r, r.Drops),
@@ -771,6 +771,15 @@ func fabricCell(r *metrics.SizeResult, v int64) string {
 		return "n/a"
 	}
 	return strconv.FormatInt(v, 10)
+}
+
+// routedCell is the routed ideal's %: n/a on real hosts (their paths are
+// the kernels').
+func routedCell(r *metrics.SizeResult) string {
+	if r.Hosts != nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", r.RoutedIdealPct)
 }
 
 // retxCell is the retransmissions: the fabric's, or on real hosts the

@@ -212,7 +212,7 @@ func workloadKindsCatalogue() []*WorkloadKind {
 					Limit: workload.MaxUniformMessages})
 			}},
 		&WorkloadKind{Name: "any-to-any", HostRange: true, ReadsDuration: true, ReadsStreamKeys: true, hosts: rangeHosts,
-			ranks: func(w Workload) int { return w.Clients + w.Servers },
+			ranks: func(w Workload) int { return min(max(w.Clients, 0), maxHosts) + min(max(w.Servers, 0), maxHosts) },
 			check: func(c *checker, p string, job int, w Workload, t Topology, ranks, hosts int, limit units.Duration) {
 				c.anyToAny(p, job, w, t, ranks, limit)
 			},
@@ -398,19 +398,29 @@ func TransportOf(s *Scenario) *TransportKind {
 	return k
 }
 
+// maxCheckpointCells bounds an any-to-any row's pair × checkpoint counts.
+const maxCheckpointCells = 1 << 20
+
 // anyToAny checks an any-to-any workload: clients and servers that fit,
 // the depth, a duration within the time limit, a checkpoint within the
 // duration, writes the run can hold, and no other job beside it.
 func (c *checker) anyToAny(p string, job int, w Workload, t Topology, ranks int, limit units.Duration) {
-	c.need(w.Clients >= 1, p+"clients", "any-to-any needs at least 1 client, got %d", w.Clients)
-	c.need(w.Servers >= 1, p+"servers", "any-to-any needs at least 1 server, got %d", w.Servers)
+	c.need(w.Clients >= 1 && w.Clients <= maxHosts, p+"clients", "any-to-any needs 1 to %d clients, got %d", maxHosts, w.Clients)
+	c.need(w.Servers >= 1 && w.Servers <= maxHosts, p+"servers", "any-to-any needs 1 to %d servers, got %d", maxHosts, w.Servers)
 	c.need(ranks == w.Clients+w.Servers, p+"ranks", "any-to-any runs on its clients and servers (%d hosts); leave ranks out, got %d", w.Clients+w.Servers, ranks)
 	c.need(w.Depth >= 0 && w.Depth <= 1024, p+"depth", "must be between 1 and 1024 writes outstanding per endpoint (0 = 1), got %d", w.Depth)
-	c.need(w.Duration > 0, p+"duration", "any-to-any needs a duration (> 0) during which every endpoint writes, got %v", w.Duration)
-	c.need(limit <= 0 || w.Duration <= limit, p+"duration", "%v is beyond sim.time_limit %v", w.Duration, limit)
+	c.need(w.Duration >= units.Microsecond, p+"duration", "any-to-any needs a duration (at least 1us) during which every endpoint writes, got %v", w.Duration)
+	c.need(limit <= 0 || w.Duration < limit, p+"duration", "%v does not end before sim.time_limit %v: the writes in flight at its end need time to finish; raise sim.time_limit", w.Duration, limit)
 	c.need(w.Checkpoint >= 0 && w.Checkpoint <= w.Duration, p+"checkpoint", "must be between 0 (a tenth of the duration) and the duration %v, got %v", w.Duration, w.Checkpoint)
 	if w.Duration > 0 && w.Checkpoint > 0 {
 		c.need(w.Duration/w.Checkpoint <= 1000, p+"checkpoint", "%v gives %d checkpoints in %v, more than the limit of 1000", w.Checkpoint, w.Duration/w.Checkpoint, w.Duration)
+	}
+	if c.err == nil && w.Duration > 0 {
+		// Every checkpoint holds a count per pair.
+		cps := int64((w.Duration+CheckpointInterval(w)-1)/CheckpointInterval(w)) + 1
+		if cells := int64(w.Clients) * int64(w.Servers) * cps; cells > maxCheckpointCells {
+			c.fail(p+"checkpoint", "%d pairs × %d checkpoints is more than the limit of %d counts; use fewer checkpoints or endpoints", int64(w.Clients)*int64(w.Servers), cps, maxCheckpointCells)
+		}
 	}
 	c.need(job == 0 && len(c.spec.Jobs) == 0, p+"kind", "any-to-any runs alone: no jobs beside it")
 	if c.err != nil {

@@ -105,9 +105,13 @@ func TestAnyToAnyValidation(t *testing.T) {
 		t.Errorf("hosts %v, %v", hs, err)
 	}
 	cases := []struct{ w, want string }{
-		{"{kind: any-to-any, servers: 5, duration: 3ms, sizes: {list: [64KiB]}}", "workload.clients: any-to-any needs at least 1 client"},
+		{"{kind: any-to-any, servers: 5, duration: 3ms, sizes: {list: [64KiB]}}", "workload.clients: any-to-any needs 1 to"},
 		{"{kind: any-to-any, clients: 5, servers: 5, sizes: {list: [64KiB]}}", "workload.duration: any-to-any needs a duration"},
-		{"{kind: any-to-any, clients: 5, servers: 5, duration: 30ms, sizes: {list: [64KiB]}}", "is beyond sim.time_limit"},
+		{"{kind: any-to-any, clients: 5, servers: 5, duration: 30ms, sizes: {list: [64KiB]}}", "does not end before sim.time_limit"},
+		{"{kind: any-to-any, clients: 5, servers: 5, duration: 10ms, sizes: {list: [64KiB]}}", "does not end before sim.time_limit"},
+		{"{kind: any-to-any, clients: -1, servers: 5, duration: 3ms, sizes: {list: [64KiB]}}", "workload.clients: any-to-any needs 1 to"},
+		{"{kind: any-to-any, clients: 5, servers: 9223372036854775807, duration: 3ms, sizes: {list: [64KiB]}}", "hosts from host_offset 0 do not fit the topology's 12 hosts"},
+		{"{kind: any-to-any, clients: 5, servers: 5, duration: 10ps, sizes: {list: [64KiB]}}", "at least 1us"},
 		{"{kind: any-to-any, clients: 5, servers: 5, duration: 3ms, checkpoint: 4ms, sizes: {list: [64KiB]}}", "workload.checkpoint: must be between 0"},
 		{"{kind: any-to-any, clients: 5, servers: 5, depth: 2000, duration: 3ms, sizes: {list: [64KiB]}}", "workload.depth: must be between 1 and 1024"},
 		{"{kind: any-to-any, clients: 5, servers: 5, load: 0.5, duration: 3ms, sizes: {list: [64KiB]}}", "workload.load: load is only read by kinds uniform and messages"},

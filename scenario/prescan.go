@@ -62,7 +62,7 @@ func depthMsg(l textLimits) string {
 }
 
 func valuesMsg(l textLimits) string {
-	return fmt.Sprintf("more than %d values (keys, scalars and list entries); a scenario has a few hundred", l.values)
+	return fmt.Sprintf("more than %d values (keys, scalars and list entries); a scenario has a few hundred, an agents file about 4 per host", l.values)
 }
 
 func keysMsg(l textLimits) string {
@@ -859,11 +859,13 @@ func checkTokens(file string, tks token.Tokens, lim textLimits) *Error {
 }
 
 // PrescanYAML checks YAML text of another kind of file (e.g. an agents
-// file) against the scenario's nesting, value and key limits before a
-// YAML parser sees it: the parser's cost is not linear in its input, and a
+// file) against the scenario's nesting and key limits and maxValues values
+// before a YAML parser sees it: the parser's cost is not linear in its input, and a
 // few kilobytes of brackets can cost gigabytes.
-func PrescanYAML(file string, src []byte) error {
-	if e := prescan(file, src, defaultTextLimits); e != nil {
+func PrescanYAML(file string, src []byte, maxValues int) error {
+	lim := defaultTextLimits
+	lim.values = max(maxValues, 1)
+	if e := prescan(file, src, lim); e != nil {
 		return e
 	}
 	return nil

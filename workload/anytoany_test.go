@@ -10,15 +10,15 @@ import (
 func TestAnyToAnyShape(t *testing.T) {
 	s := AnyToAnySpec{Clients: []int{0, 1}, Servers: []int{5, 6, 7}, Size: 125000, Depth: 2,
 		Duration: 10 * units.Millisecond, Rate: units.Gbps}
-	// 1 Gb/s × 10 ms = 1.25 MB = 10 writes of 125 kB: 5 per slot, +1.
-	if got := anyChain(s); got != 6 {
-		t.Fatalf("chain %d, want 6", got)
+	// 1 Gb/s × 10 ms = 1.25 MB = 10 writes of 125 kB, twice: 10 per slot, +1.
+	if got := anyChain(s); got != 11 {
+		t.Fatalf("chain %d, want 11", got)
 	}
 	d, err := AnyToAny(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Msgs) != 2*3*2*6 || d.Until != s.Duration || d.Ranks != 5 || d.RankHost[2] != 5 {
+	if len(d.Msgs) != 2*3*2*11 || d.Until != s.Duration || d.Ranks != 5 || d.RankHost[2] != 5 {
 		t.Fatalf("%d messages, until %v, ranks %d, hosts %v", len(d.Msgs), d.Until, d.Ranks, d.RankHost)
 	}
 	slots := 12
@@ -49,8 +49,8 @@ func TestAnyToAnyShape(t *testing.T) {
 // The executor cuts what would start at or after Until, and everything
 // waiting on it; the run is done when every message is delivered or cut.
 func TestExecutorCutsAtUntil(t *testing.T) {
-	s := AnyToAnySpec{Clients: []int{0}, Servers: []int{1}, Size: 1000, Depth: 1, Duration: 10, Rate: 8 * 1000 * 1e12 / 10}
-	d, err := AnyToAny(s) // one chain of ceil(10 ps × rate / 8 / 1000 B)+1 = 2 writes
+	s := AnyToAnySpec{Clients: []int{0}, Servers: []int{1}, Size: 1000, Depth: 1, Duration: 10, Rate: 8 * 1000 * 1e12 / 20}
+	d, err := AnyToAny(s) // one chain of ceil(2 × 10 ps × rate / 8 / 1000 B)+1 = 2 writes
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,8 +29,8 @@ func TestConcurrentGuessesAreSlow(t *testing.T) {
 			switch {
 			case err != nil && strings.Contains(err.Error(), "authentication failed: wrong token"):
 				checked++
-			case err != nil && (strings.Contains(err.Error(), "too many attempts waiting") || strings.Contains(err.Error(), "TLS handshake failed")):
-				refused++ // turned away unchecked: the queue, or the per-address connection cap
+			case err != nil && strings.Contains(err.Error(), "TLS handshake failed"):
+				refused++ // turned away unchecked: the per-address connection cap
 			default:
 				t.Errorf("unexpected: %v", err)
 			}
@@ -47,6 +47,27 @@ func TestConcurrentGuessesAreSlow(t *testing.T) {
 	// A right token still gets in once the guessing stops.
 	c := dialAgent(t, a.addr, testToken)
 	c.Close()
+}
+
+// Failed guesses do not hold up the right token: it is checked at once.
+func TestRightTokenNotQueuedBehindGuesses(t *testing.T) {
+	a := startAgent(t, Config{NewPlane: (&fakePlanes{}).new, AuthFailureDelay: 200 * time.Millisecond})
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			Dial(context.Background(), ClientConfig{Address: a.addr, Token: []byte("wrong-token-wrong-token"), Timeout: 10 * time.Second})
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // the guesses are waiting for their answers
+	began := time.Now()
+	c := dialAgent(t, a.addr, testToken)
+	c.Close()
+	if el := time.Since(began); el > time.Second {
+		t.Errorf("the right token took %v behind 10 wrong ones", el)
+	}
+	wg.Wait()
 }
 
 // No peer holds more than maxConnsPerIP connections, authenticated or

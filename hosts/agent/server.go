@@ -34,8 +34,8 @@ type Server struct {
 	closing  chan struct{} // closed once the last run's plane has closed
 	last     *lastRun      // the last finished run's counters, for /metrics
 
-	failQueue chan struct{} // failed handshakes waiting for their answer
-	failMu    sync.Mutex    // they wait one at a time
+	refusedLog everyInterval // rate-limits the "too many connections" line
+	failMu     sync.Mutex    // they wait one at a time
 }
 
 // maxMessage bounds a request body (a large run's spec is a few MB);
@@ -54,10 +54,9 @@ func Listen(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:       cfg,
-		conns:     map[net.Conn]*connState{},
-		sessions:  map[[wire.SessionIDLen]byte]*session{},
-		failQueue: make(chan struct{}, 16),
+		cfg:      cfg,
+		conns:    map[net.Conn]*connState{},
+		sessions: map[[wire.SessionIDLen]byte]*session{},
 		lim: limits{
 			allow: cfg.Allow, dataIPs: cfg.DataIPs,
 			maxRate: cfg.MaxRate, maxDuration: cfg.MaxDuration,

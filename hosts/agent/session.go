@@ -32,6 +32,10 @@ type connState struct {
 
 	closed bool // under Server.mu: no session may be added any more
 	authed bool // under Server.mu: a session was made on it
+	// authBusy (under mu): an Authenticate is in flight on it.
+	authBusy bool
+	// deadline closes it when it has not authenticated in time.
+	deadline *time.Timer
 }
 
 // binding is the connection's channel binding.
@@ -93,13 +97,15 @@ func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 		// Beyond the caps a connection is dropped before its TLS
 		// handshake: nobody can hold the agent's memory or file
 		// descriptors without a token.
-		s.cfg.Logf("connection from %s refused: too many connections", safetext.Terminal(cs.remote))
+		if s.refusedLog.Allow() {
+			s.cfg.Logf("connection from %s refused: too many connections (logged at most once a second)", safetext.Terminal(cs.remote))
+		}
 		c.Close()
 		return context.WithValue(ctx, connKey, cs)
 	}
 	// A connection that has not authenticated within handshakeDeadline is
 	// closed (a controller authenticates at once).
-	time.AfterFunc(handshakeDeadline, func() {
+	cs.deadline = time.AfterFunc(handshakeDeadline, func() {
 		s.mu.Lock()
 		idle := !cs.authed && !cs.closed
 		s.mu.Unlock()
@@ -138,6 +144,9 @@ func (s *Server) connStateChange(c net.Conn, st http.ConnState) {
 	delete(s.conns, c)
 	if cs != nil {
 		cs.closed = true
+		if cs.deadline != nil {
+			cs.deadline.Stop()
+		}
 	}
 	var owner bool
 	for id, ss := range s.sessions {
@@ -251,31 +260,34 @@ func (s *Server) authenticate(ctx context.Context, req *connect.Request[wire.Aut
 	cs.mu.Lock()
 	a := cs.pending
 	cs.pending = nil
+	busy := cs.authBusy
+	if a != nil && !busy {
+		cs.authBusy = true
+	}
 	cs.mu.Unlock()
+	if busy {
+		return nil, connect.NewError(connect.CodeResourceExhausted, errors.New("authentication refused: one handshake at a time on a connection"))
+	}
 	if a == nil {
 		return nil, connect.NewError(connect.CodeFailedPrecondition, errors.New("authenticate without a challenge on this connection"))
 	}
+	defer func() {
+		cs.mu.Lock()
+		cs.authBusy = false
+		cs.mu.Unlock()
+	}()
 	ss := &session{conn: cs, exporter: cs.exporter}
 	rand.Read(ss.id[:])
-	// Proofs are checked one at a time, and a wrong one holds the gate
-	// for AuthFailureDelay: at most a few guesses a second, however many
-	// connections try. Beyond the queue's room an attempt is turned away
-	// before its proof is even checked.
-	select {
-	case s.failQueue <- struct{}{}:
-		defer func() { <-s.failQueue }()
-	default:
-		s.metrics.authFailures.Inc()
-		return nil, connect.NewError(connect.CodeResourceExhausted, errors.New("authentication refused: too many attempts waiting, try again later"))
-	}
-	s.failMu.Lock()
+	// A right proof gets in at once; a wrong one is answered only after
+	// AuthFailureDelay, one failure at a time, with one handshake in
+	// flight per connection: with the connection caps, a guesser gets
+	// about four tries a second however many connections it opens.
 	amac, err := a.Verify(req.Msg.ClientMAC, ss.id[:])
 	if err != nil {
-		err = s.authFailed(ctx, req.Peer().Addr, err)
-		s.failMu.Unlock()
-		return nil, err
+		s.failMu.Lock()
+		defer s.failMu.Unlock()
+		return nil, s.authFailed(req.Peer().Addr, err)
 	}
-	s.failMu.Unlock()
 	ss.touch()
 	s.mu.Lock()
 	if cs.closed {
@@ -292,16 +304,29 @@ func (s *Server) authenticate(ctx context.Context, req *connect.Request[wire.Aut
 	return connect.NewResponse(&wire.AuthenticateResponse{SessionID: ss.id[:], AgentMAC: amac}), nil
 }
 
-// authFailed logs, counts and delays a failed handshake (the caller holds
-// the gate, so the next proof waits too).
-func (s *Server) authFailed(ctx context.Context, peer string, err error) error {
+// authFailed logs, counts and delays a failed handshake; the caller holds
+// the failure gate, so failures are answered one at a time, each after the
+// full delay whether or not the client still waits.
+func (s *Server) authFailed(peer string, err error) error {
 	s.metrics.authFailures.Inc()
 	s.cfg.Logf("auth failure from %s: %s", safetext.Terminal(peer), err)
-	t := time.NewTimer(s.cfg.AuthFailureDelay)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-	}
+	time.Sleep(s.cfg.AuthFailureDelay)
 	return connect.NewError(connect.CodeUnauthenticated, err)
+}
+
+// everyInterval allows one event a second (a log line that a flood of
+// refused connections would otherwise repeat).
+type everyInterval struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (e *everyInterval) Allow() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if now := time.Now(); now.Sub(e.last) >= time.Second {
+		e.last = now
+		return true
+	}
+	return false
 }

@@ -155,7 +155,7 @@ func Parse(path string, src []byte) (*Inventory, error) {
 	}
 	// The YAML library's cost is not linear in its input: bound nesting,
 	// values and keys first, as for scenarios.
-	if err := scenario.PrescanYAML(path, src); err != nil {
+	if err := scenario.PrescanYAML(path, src, 8*MaxHosts); err != nil {
 		return nil, err
 	}
 	file, err := parser.ParseBytes(src, 0)
