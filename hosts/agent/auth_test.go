@@ -162,7 +162,7 @@ func TestSessionBoundToConnection(t *testing.T) {
 		t.Fatalf("c1's session on c2's connection: %v, want %q", err, want)
 	}
 	c2.sid = ""
-	if _, err := c2.Clock(context.Background()); err == nil {
+	if _, err := c2.Info(context.Background()); err == nil {
 		t.Fatal("a request without a session was served")
 	}
 	if _, err := c1.Info(context.Background()); err != nil {

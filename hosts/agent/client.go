@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -57,6 +58,14 @@ type Client struct {
 	abort      *connect.Client[wire.Empty, wire.Empty]
 
 	sentCert bool // the agent asked for, and got, a client certificate
+
+	// The clock echo (wire.ClockRequest): its key, its socket (nil until
+	// first used), and whether it failed, so that Clock falls back to the
+	// control channel for good.
+	clockKey  []byte
+	clockConn net.Conn
+	clockOff  bool
+	clockMu   sync.Mutex
 
 	mu        sync.Mutex
 	eventsErr error
@@ -183,6 +192,7 @@ func (c *Client) handshake(ctx context.Context, token, exp []byte) error {
 		return fmt.Errorf("agent %s: %v", c.addr, err)
 	}
 	c.sid = hex.EncodeToString(ares.Msg.SessionID)
+	c.clockKey = wire.ClockKey(token, ares.Msg.SessionID)
 	return nil
 }
 
@@ -213,6 +223,9 @@ func (c *Client) Info(ctx context.Context) (wire.Info, error) {
 
 // Clock is the agent's wall clock, Unix ns, taken while handling the call.
 func (c *Client) Clock(ctx context.Context) (int64, error) {
+	if t, ok := c.clockEcho(); ok {
+		return t, nil
+	}
 	r, err := call(ctx, c, c.clock, "clock", &wire.Empty{})
 	if err != nil {
 		return 0, err
@@ -342,6 +355,11 @@ func (c *Client) Abort(ctx context.Context) error {
 // aborted by the agent.
 func (c *Client) Close() error {
 	c.tr.CloseIdleConnections()
+	c.clockMu.Lock()
+	if c.clockConn != nil {
+		c.clockConn.Close()
+	}
+	c.clockMu.Unlock()
 	return c.tc.Close()
 }
 
@@ -393,4 +411,44 @@ func oneLine(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// clockEcho asks the agent's clock by one authenticated UDP round trip
+// (ok false: no answer within 200 ms — a firewall, an old agent — and the
+// echo is not tried again).
+func (c *Client) clockEcho() (int64, bool) {
+	c.clockMu.Lock()
+	defer c.clockMu.Unlock()
+	if c.clockOff || c.clockKey == nil {
+		return 0, false
+	}
+	if c.clockConn == nil {
+		conn, err := net.Dial("udp", c.addr)
+		if err != nil {
+			c.clockOff = true
+			return 0, false
+		}
+		c.clockConn = conn
+	}
+	var nb [8]byte
+	rand.Read(nb[:])
+	nonce := binary.BigEndian.Uint64(nb[:])
+	if _, err := c.clockConn.Write(wire.ClockRequest(c.clockKey, nonce)); err != nil {
+		c.clockOff = true
+		return 0, false
+	}
+	buf := make([]byte, 64)
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for {
+		c.clockConn.SetReadDeadline(deadline)
+		n, err := c.clockConn.Read(buf)
+		if err != nil {
+			c.clockOff = true
+			return 0, false
+		}
+		if t, ok := wire.ParseClockReply(c.clockKey, buf[:n], nonce); ok {
+			return t, true
+		}
+		// A stale or forged datagram: keep reading until the deadline.
+	}
 }

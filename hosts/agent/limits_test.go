@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"fabriclab/hosts/wire"
 )
 
 // Wrong guesses are checked one at a time, each holding the gate for the
@@ -98,5 +100,36 @@ func TestConnectionCaps(t *testing.T) {
 	}
 	if open != maxConnsPerIP {
 		t.Errorf("%d connections held open, want %d", open, maxConnsPerIP)
+	}
+}
+
+// The clock echo answers a session's authenticated datagrams over UDP on
+// the control address, and nothing else.
+func TestClockEcho(t *testing.T) {
+	a := startAgent(t, Config{NewPlane: (&fakePlanes{}).new})
+	c := dialAgent(t, a.addr, testToken)
+	defer c.Close()
+	before := time.Now().UnixNano()
+	got, ok := c.clockEcho()
+	if !ok || got < before || got > time.Now().UnixNano() {
+		t.Fatalf("clock echo: %d, %v", got, ok)
+	}
+	u, err := net.Dial("udp", a.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	wrong := wire.ClockKey([]byte("not-the-token-0123"), make([]byte, wire.SessionIDLen))
+	for _, dg := range [][]byte{
+		[]byte("hello"),
+		wire.ClockRequest(wrong, 7), // unknown session
+		append(wire.ClockRequest(c.clockKey, 7)[:wire.ClockRequestLen-1], 0), // a broken MAC
+	} {
+		u.Write(dg)
+		u.SetReadDeadline(time.Now().Add(150 * time.Millisecond))
+		var b [64]byte
+		if n, err := u.Read(b[:]); err == nil {
+			t.Errorf("the agent answered %d bytes to a datagram it cannot verify", n)
+		}
 	}
 }

@@ -35,7 +35,11 @@ type Server struct {
 	last     *lastRun      // the last finished run's counters, for /metrics
 
 	refusedLog everyInterval // rate-limits the "too many connections" line
-	failMu     sync.Mutex    // they wait one at a time
+	// clockPC is the clock echo's socket, on the control address;
+	// clockKeys are the sessions by their clock id (under mu).
+	clockPC   net.PacketConn
+	clockKeys map[[8]byte]*session
+	failMu    sync.Mutex // they wait one at a time
 }
 
 // maxMessage bounds a request body (a large run's spec is a few MB);
@@ -77,6 +81,13 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control channel: %v", err)
 	}
+	// The clock echo listens on the same address and port, over UDP.
+	s.clockPC, err = net.ListenPacket("udp", s.ln.Addr().String())
+	if err != nil {
+		s.ln.Close()
+		return nil, fmt.Errorf("clock echo: %v", err)
+	}
+	s.clockKeys = map[[8]byte]*session{}
 	if cfg.MetricsListen != "" {
 		s.mln, err = net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
@@ -172,6 +183,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	stopWatch := make(chan struct{})
 	go s.watchLease(stopWatch)
+	clockDone := make(chan struct{})
+	go func() { defer close(clockDone); s.serveClock() }()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -191,7 +204,35 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.msrv != nil {
 		s.msrv.Close()
 	}
+	s.clockPC.Close()
+	<-clockDone
 	return err
+}
+
+// serveClock answers the clock echo's authenticated datagrams with this
+// agent's clock (see wire.ClockRequest); anything else gets no answer.
+func (s *Server) serveClock() {
+	buf := make([]byte, 64)
+	for {
+		n, from, err := s.clockPC.ReadFrom(buf)
+		if err != nil {
+			return // closed
+		}
+		id, ok := wire.ClockRequestID(buf[:n])
+		if !ok {
+			continue
+		}
+		s.mu.Lock()
+		ss := s.clockKeys[id]
+		s.mu.Unlock()
+		if ss == nil {
+			continue
+		}
+		if nonce, ok := wire.VerifyClockRequest(ss.clockKey, buf[:n]); ok {
+			ss.touch() // an authenticated request: the controller is there
+			s.clockPC.WriteTo(wire.ClockReply(ss.clockKey, nonce, time.Now().UnixNano()), from)
+		}
+	}
 }
 
 // watchLease aborts a run whose controller went silent.

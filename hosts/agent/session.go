@@ -56,6 +56,7 @@ type session struct {
 	conn     *connState
 	exporter []byte
 	lastSeen atomic.Int64 // Unix ns of its latest request: the lease
+	clockKey []byte       // its clock echo's key (wire.ClockKey)
 	inflight atomic.Int32 // requests in progress (but Events)
 }
 
@@ -152,6 +153,7 @@ func (s *Server) connStateChange(c net.Conn, st http.ConnState) {
 	for id, ss := range s.sessions {
 		if ss.conn == cs {
 			delete(s.sessions, id)
+			delete(s.clockKeys, wire.ClockID(ss.clockKey))
 			if s.run != nil && s.run.owner == ss {
 				owner = true
 			}
@@ -299,6 +301,8 @@ func (s *Server) authenticate(ctx context.Context, req *connect.Request[wire.Aut
 		return nil, connect.NewError(connect.CodeResourceExhausted, errors.New("too many controller sessions on this agent"))
 	}
 	s.sessions[ss.id] = ss
+	ss.clockKey = wire.ClockKey(s.cfg.Token, ss.id[:])
+	s.clockKeys[wire.ClockID(ss.clockKey)] = ss
 	cs.authed = true
 	s.mu.Unlock()
 	return connect.NewResponse(&wire.AuthenticateResponse{SessionID: ss.id[:], AgentMAC: amac}), nil

@@ -227,6 +227,9 @@ func TestLabCollectives(t *testing.T) {
 		if h.BusBW > shapedGBps*1.02 {
 			t.Errorf("%s: busbw %.4f GB/s above the shaped %.4f", k, h.BusBW, shapedGBps)
 		}
+		if h.Hosts.ClockErrorS >= 100e-6 {
+			t.Errorf("%s: clock error bound %.0f µs, want under 100 µs", k, h.Hosts.ClockErrorS*1e6)
+		}
 		if d := math.Abs(h.CCTS/s.CCTS - 1); d > 0.15 {
 			t.Errorf("%s: lab %.1f ms, simulator %.1f ms (%.0f%% apart, more than 15%%)", k, h.CCTS*1e3, s.CCTS*1e3, d*100)
 		} else {
@@ -434,7 +437,7 @@ func TestLabAnyToAnyCollision(t *testing.T) {
 			if v == "collision" && (lh[k] < 35 || lh[k] > 65) {
 				t.Errorf("%s checkpoint %d: colliding pairs at %.0f%% of full rate, want about half", v, k, lh[k])
 			}
-			if lc[k] < 85 {
+			if lc[k] < 80 {
 				t.Errorf("%s checkpoint %d: the other pairs at %.0f%% of full rate, want full", v, k, lc[k])
 			}
 		}
