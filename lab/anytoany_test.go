@@ -3,9 +3,14 @@ package lab
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
+	"fabriclab/measure"
+	"fabriclab/plan"
 	"fabriclab/scenario"
+	"fabriclab/sim"
+	"fabriclab/units"
 )
 
 // Any-to-any on the packet engine against its closed form: one client
@@ -66,5 +71,55 @@ sim: {time_limit: 5ms}
 	}
 	if r.IdealS != 0.001 || math.Abs(r.IdealPct-(e.PerPair[0].PctFull+e.PerPair[1].PctFull)/2) > 1e-9 {
 		t.Errorf("ideal %v s, %.2f%%", r.IdealS, r.IdealPct)
+	}
+}
+
+// Checkpoint intervals are (x·dt, (x+1)·dt] on the executor's clock: a
+// write completing exactly at a checkpoint belongs to the interval it
+// ends, one at the duration to the last full interval (and within the
+// duration), one after it to the end checkpoint.
+func TestAnyToAnyCheckpointEdges(t *testing.T) {
+	f, err := scenario.Parse("a.yaml", []byte(`
+topology: {kind: leaf-spine, hosts: 2, hosts_per_leaf: 2, spines: 1, host_link: {rate: 10Gbps}, fabric_link: {rate: 10Gbps}}
+transport: {kind: tcp}
+workload: {kind: any-to-any, clients: 1, servers: 1, duration: 1ms, checkpoint: 250us, sizes: {list: [256KiB]}}
+sim: {time_limit: 5ms}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := f.Jobs()[0]
+	p, err := Engine{}.Plan(job, plan.Together)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(p.DAG.Msgs)
+	if n < 5 {
+		t.Fatalf("%d messages", n)
+	}
+	us := units.Microsecond
+	tr := &measure.Trace{Start: make([]sim.Time, n), End: make([]sim.Time, n), Cut: n - 5, Now: 1200 * us,
+		Window: [2]int64{-1, -1}, Bounds: measure.TopologyBounds(p, p.Layout.(*layout).sim.Topo)}
+	ends := []sim.Time{250 * us, 251 * us, 750 * us, 1000 * us, 1100 * us}
+	for i := range tr.Start {
+		tr.Start[i], tr.End[i] = -1, -1
+	}
+	for i, e := range ends {
+		tr.Start[i], tr.End[i] = 0, e
+	}
+	tr.Delivered = len(ends)
+	r := measure.Result(p, tr)
+	var got []int64
+	for _, cp := range r.Checkpoints {
+		got = append(got, cp.Endpoints[0].Completions)
+	}
+	if want := []int64{1, 1, 1, 1, 1}; !slices.Equal(got, want) {
+		t.Errorf("checkpoints %v, want %v", got, want)
+	}
+	if pp := r.Endpoints.PerPair[0]; pp.Completions != 4 {
+		t.Errorf("%d completions within the duration, want 4", pp.Completions)
+	}
+	if r.Flows != 5 {
+		t.Errorf("%d flows, want the 5 delivered (the cut ones are not flows)", r.Flows)
 	}
 }
