@@ -66,7 +66,6 @@ func TestMain(m *testing.M) {
 
 // lab is a namespace lab up for one test.
 type lab struct {
-	t              *testing.T
 	bin, dir, scen string
 	prefix         string
 }
@@ -96,7 +95,7 @@ variants:
 func up(t *testing.T, bin, src, tag string) *lab {
 	t.Helper()
 	dir := t.TempDir()
-	l := &lab{t: t, bin: bin, dir: dir, scen: filepath.Join(dir, "s.yaml"),
+	l := &lab{bin: bin, dir: dir, scen: filepath.Join(dir, "s.yaml"),
 		prefix: "flx" + strconv.FormatInt(int64(os.Getpid()%46656), 36) + tag + "-"}
 	if err := os.WriteFile(l.scen, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -120,7 +119,24 @@ func up(t *testing.T, bin, src, tag string) *lab {
 	return l
 }
 
-// run runs fabriclab with args and returns stdout, stderr and the exit code.
+// startLongRun starts a hosts run of 64 MiB rows (about 4 s at 100 Mb/s)
+// on the agents and returns it a second later, running; stderr collects
+// in the buffer.
+func (l *lab) startLongRun(t *testing.T, agents string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	c := exec.Command(l.bin, append([]string{"run", l.scen, "--engine", "hosts", "--agents", agents, "-q",
+		"--set", "workload.sizes.list=[64MiB]"}, args...)...)
+	se := &bytes.Buffer{}
+	c.Stderr = se
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	return c, se
+}
+
+// run runs fabriclab with args and returns stdout, stderr and the exit code
+// (−1 when it could not start).
 func (l *lab) run(args ...string) (string, string, int) {
 	var so, se bytes.Buffer
 	c := exec.Command(l.bin, args...)
@@ -130,7 +146,9 @@ func (l *lab) run(args ...string) (string, string, int) {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		l.t.Fatal(err)
+		// Not started at all: say so the way a failed run does (callers
+		// may be subtests, which must not fail their parent).
+		return so.String(), se.String() + err.Error(), -1
 	}
 	return so.String(), se.String(), code
 }
@@ -250,14 +268,7 @@ func TestLabCollectives(t *testing.T) {
 
 	t.Run("ctrl-c", func(t *testing.T) {
 		// Ctrl-C on the controller stops every agent within a second.
-		c := exec.Command(bin, "run", l.scen, "--engine", "hosts", "--agents", agents, "--no-store", "-q",
-			"--set", "workload.sizes.list=[64MiB]")
-		var se bytes.Buffer
-		c.Stderr = &se
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Second)
+		c, se := l.startLongRun(t, agents, "--no-store")
 		sent := time.Now()
 		c.Process.Signal(os.Interrupt)
 		err := c.Wait()
@@ -292,14 +303,7 @@ func TestLabCollectives(t *testing.T) {
 	t.Run("agent killed", func(t *testing.T) {
 		// 64 MiB takes about 4 s at 100 Mb/s: kill host 1's agent after 1 s.
 		db := filepath.Join(l.dir, "runs.db")
-		c := exec.Command(bin, "run", l.scen, "--engine", "hosts", "--agents", agents, "--db", db, "-q",
-			"--set", "workload.sizes.list=[64MiB]")
-		var se bytes.Buffer
-		c.Stderr = &se
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Second)
+		c, se := l.startLongRun(t, agents, "--db", db)
 		killed := time.Now()
 		pids, _ := exec.Command("ip", "netns", "pids", l.prefix+"h1").Output()
 		for _, p := range strings.Fields(string(pids)) {
