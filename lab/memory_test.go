@@ -34,11 +34,7 @@ func TestMemoryLimitRefusesChunkedIterationsBeforeBuilding(t *testing.T) {
 		s.Workload.MessageSize = 4 * units.KiB
 		s.Workload.Iterations = 1000
 		s.Sim.MemoryLimit = 8 * units.GiB
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		_, err := Build(job(s, 64*units.MiB))
-		runtime.ReadMemStats(&m1)
+		alloc, err := buildAllocs(job(s, 64*units.MiB))
 		if err == nil {
 			t.Fatalf("%s: built", kind)
 		}
@@ -54,7 +50,7 @@ func TestMemoryLimitRefusesChunkedIterationsBeforeBuilding(t *testing.T) {
 				t.Errorf("%s: error names the internal %s: %q", kind, internal, msg)
 			}
 		}
-		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc >= 100<<20 {
+		if alloc >= 100<<20 {
 			t.Errorf("%s: allocated %d MB before refusing", kind, alloc>>20)
 		}
 	}
@@ -291,11 +287,7 @@ func TestMemoryLimitCoversALongFlowList(t *testing.T) {
 		t.Errorf("the estimate %d does not cover the list and the DAG", big.Bytes)
 	}
 	j.Spec.Sim.MemoryLimit = 2 * units.GiB
-	var m0, m1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	_, err = Build(j)
-	runtime.ReadMemStats(&m1)
+	alloc, err := buildAllocs(j)
 	if err == nil {
 		t.Fatal("built")
 	}
@@ -303,7 +295,7 @@ func TestMemoryLimitCoversALongFlowList(t *testing.T) {
 	if msg := err.Error(); !strings.Contains(msg, "3,000,000 flows") || !strings.Contains(msg, "workload.file") || !strings.Contains(msg, "sim.memory_limit=2GiB") {
 		t.Errorf("error %q", msg)
 	}
-	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc >= 100<<20 {
+	if alloc >= 100<<20 {
 		t.Errorf("allocated %d MB before refusing", alloc>>20)
 	}
 }
@@ -369,11 +361,7 @@ func TestTooManyMessagesRefusedBeforeBuilding(t *testing.T) {
 	s.Workload.Kind, s.Workload.Algorithm, s.Workload.Ranks = "alltoall", "direct", 32
 	s.Workload.MessageSize, s.Workload.Iterations, s.Workload.Warmup = 4*units.KiB, 1000, 5
 	s.Sim.MemoryLimit = 1 << 50
-	var m0, m1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	_, err := Build(job(s, 64*units.MiB))
-	runtime.ReadMemStats(&m1)
+	alloc, err := buildAllocs(job(s, 64*units.MiB))
 	if err == nil {
 		t.Fatal("built")
 	}
@@ -387,7 +375,18 @@ func TestTooManyMessagesRefusedBeforeBuilding(t *testing.T) {
 	if strings.Contains(msg, "sim.memory_limit") || strings.Contains(msg, "ChunkSize") {
 		t.Errorf("error %q", msg)
 	}
-	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc >= 100<<20 {
+	if alloc >= 100<<20 {
 		t.Errorf("allocated %d MB before refusing", alloc>>20)
 	}
+}
+
+// buildAllocs builds j and says how many bytes the build allocated (a job
+// refused before building allocates next to nothing).
+func buildAllocs(j scenario.Job) (uint64, error) {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	_, err := Build(j)
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc, err
 }

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"fabriclab/fabric"
 	"fabriclab/internal/inputfile"
@@ -68,10 +67,7 @@ func Routes(job scenario.Job) ([]topo.Route, error) {
 	if name == "" {
 		return nil, nil
 	}
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(job.Dir, path)
-	}
+	path := scenario.RelativeTo(job.Dir, name)
 	f, err := inputfile.Open(path, inputfile.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("switch.routes_file: %w", err)

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"fabriclab/internal/inputfile"
 	"fabriclab/scenario"
@@ -76,10 +75,7 @@ func flowList(job scenario.Job, i int, w scenario.Workload) ([]workload.FlowSpec
 	if i == 0 && job.FlowList != nil {
 		return job.FlowList, nil
 	}
-	path := w.File
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(job.Dir, path)
-	}
+	path := scenario.RelativeTo(job.Dir, w.File)
 	f, err := inputfile.Open(path, inputfile.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("workload.file: %w", err)

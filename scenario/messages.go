@@ -60,10 +60,7 @@ func ResolveSizeDist(name, dir string) (*workload.SizeDist, error) {
 		return nil, fmt.Errorf("%s is the short name of %s, which is not in $%s nor in a shared/data/workloads folder near the scenario; set %s to the folder holding it, or give the file's path",
 			name, file, WorkloadsEnv, WorkloadsEnv)
 	}
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
+	path := RelativeTo(dir, name)
 	// The loader opens the file through inputfile: a regular file of
 	// bounded size, opened without blocking.
 	d, err := workload.LoadSizeDistOpts(path, "", opts)

@@ -19,10 +19,7 @@ func (f *File) ReferencedFiles() []string {
 		if p == "" {
 			return
 		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(f.Dir, p)
-		}
-		seen[filepath.Clean(p)] = true
+		seen[filepath.Clean(RelativeTo(f.Dir, p))] = true
 	}
 	addWorkload := func(w Workload) {
 		add(w.File)
@@ -58,4 +55,13 @@ func (f *File) ReferencedFiles() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// RelativeTo resolves a path a scenario names: as written when absolute,
+// else relative to the scenario's directory dir.
+func RelativeTo(dir, name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(dir, name)
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"path/filepath"
 	"strings"
 	"sync"
 	"unicode"
@@ -549,10 +548,7 @@ const flowSpecPeak = 2 * int64(unsafe.Sizeof(workload.FlowSpec{}))
 // flowLines counts the lines of a flow list without parsing it (an upper
 // bound on its flows), reading it once per file.
 func (f *File) flowLines(name string) (int64, error) {
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(f.Dir, path)
-	}
+	path := RelativeTo(f.Dir, name)
 	f.read.mu.Lock()
 	defer f.read.mu.Unlock()
 	if n, ok := f.read.lines[path]; ok {
@@ -583,10 +579,7 @@ func (f *File) flowLines(name string) (int64, error) {
 }
 
 func (f *File) flowFile(name string) *flowFile {
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(f.Dir, path)
-	}
+	path := RelativeTo(f.Dir, name)
 	f.read.mu.Lock()
 	defer f.read.mu.Unlock()
 	if ff, ok := f.read.files[path]; ok {
@@ -774,10 +767,7 @@ func (c *checker) validation() *validation { return &c.f.read.checks }
 
 // routes reads and parses switch.routes_file once per path.
 func (c *checker) routes(name string) ([]topo.Route, error) {
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(c.f.Dir, path)
-	}
+	path := RelativeTo(c.f.Dir, name)
 	v := c.validation()
 	v.mu.Lock()
 	defer v.mu.Unlock()

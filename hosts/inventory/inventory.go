@@ -176,10 +176,10 @@ func Parse(path string, src []byte) (*Inventory, error) {
 	inv := &Inventory{Path: path, Scale: 1}
 	dir := filepath.Dir(path)
 	resolve := func(s string) string {
-		if s == "" || filepath.IsAbs(s) {
+		if s == "" {
 			return s
 		}
-		return filepath.Join(dir, s)
+		return scenario.RelativeTo(dir, s)
 	}
 	var agentsNode ast.Node
 	seen := map[string]bool{}

@@ -135,10 +135,10 @@ func TestLossIsRepaired(t *testing.T) {
 	}
 }
 
-// DCQCN on the fabric: a 4→1 incast through an ECN-marking switch draws
-// CNPs, at most one per QP per CNPInterval (4 µs in tuned-final), the
-// senders' rates drop below line rate, and every message completes.
-func TestIncastDrawsPacedCNPs(t *testing.T) {
+// incast is a 4→1 incast of bytes per sender over RoCE with tuned-final
+// DCQCN through a PFC- and ECN-enabled leaf.
+func incast(t *testing.T, bytes int64) (*fabrictest.Rig, *Transport, DCQCNParams) {
+	t.Helper()
 	dq, _ := Preset("tuned-final")
 	sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 512 << 10, XON: 504 << 10, MaxPacketWire: 4178,
 		ECN: true, KMin: 20_000, KMax: 200_000, PMax: 0.2}
@@ -147,8 +147,16 @@ func TestIncastDrawsPacedCNPs(t *testing.T) {
 	tr := New(r.Net, nicConfig(dq))
 	fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
 	for s := 1; s <= 4; s++ {
-		r.Send(s, 0, int32(s), 4<<20)
+		r.Send(s, 0, int32(s), bytes)
 	}
+	return r, tr, dq
+}
+
+// DCQCN on the fabric: a 4→1 incast through an ECN-marking switch draws
+// CNPs, at most one per QP per CNPInterval (4 µs in tuned-final), the
+// senders' rates drop below line rate, and every message completes.
+func TestIncastDrawsPacedCNPs(t *testing.T) {
+	r, tr, dq := incast(t, 4<<20)
 	r.Run(50 * units.Microsecond)
 	slow := 0
 	for _, rate := range tr.SenderRates() {
@@ -174,16 +182,7 @@ func TestIncastDrawsPacedCNPs(t *testing.T) {
 // The per-packet path allocates nothing: a 4→1 incast with DCQCN (CNPs,
 // rate changes, pacing, ACKs) runs 10 µs slices without an allocation.
 func TestSteadyIncastDoesNotAllocate(t *testing.T) {
-	dq, _ := Preset("tuned-final")
-	sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 512 << 10, XON: 504 << 10, MaxPacketWire: 4178,
-		ECN: true, KMin: 20_000, KMax: 200_000, PMax: 0.2}
-	sw.Lossless[3] = true
-	r := fabrictest.New(t, 1, fabrictest.LeafSpine(5, 5, 1, link400, link400, sw))
-	tr := New(r.Net, nicConfig(dq))
-	fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
-	for s := 1; s <= 4; s++ {
-		r.Send(s, 0, int32(s), 1<<40)
-	}
+	r, _, _ := incast(t, 1<<40)
 	r.Run(100 * units.Microsecond)
 	before := r.Net.DeliveredPackets
 	allocs := testing.AllocsPerRun(20, func() { r.Sched.Run(r.Sched.Now() + 10*units.Microsecond) })
