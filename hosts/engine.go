@@ -7,10 +7,13 @@
 // records, so that measurement, the store and the reports do not care
 // which engine ran.
 //
-// The controller runs the workload's executor (workload.Executor): it
-// posts each released message to the agent of its source host, hears its
-// delivery from the agent of its destination (on that agent's clock,
-// corrected by its offset) and releases what depends on it.
+// Each agent runs the workload's executor for its own ranks (shares,
+// package rankexec): it releases a message when what it waits for is
+// delivered, seen there — received, or acknowledged to the sender — or
+// relayed by the controller when two other agents' hosts exchanged it.
+// The controller hears every start and delivery (on the agents' clocks,
+// corrected by their offsets) for the trace, relays, and ends the run when
+// every agent's share is done.
 package hosts
 
 import (
@@ -41,7 +44,7 @@ type Agent interface {
 	Prepare(ctx context.Context, spec wire.RunSpec) error
 	Connect(ctx context.Context) ([]wire.ConnFailure, error)
 	Start(ctx context.Context, atAgentUnixNano int64) error
-	Post(ctx context.Context, posts []wire.Post) error
+	Notify(ctx context.Context, msgs []int64) error
 	Events(ctx context.Context) (<-chan wire.Event, error)
 	Checkpoint(ctx context.Context) (wire.Checkpoint, error)
 	Stop(ctx context.Context) (wire.Final, error)

@@ -11,16 +11,21 @@ import (
 
 	"fabriclab/engine"
 	"fabriclab/hosts/inventory"
+	"fabriclab/hosts/rankexec"
 	"fabriclab/hosts/wire"
 	"fabriclab/plan"
 	"fabriclab/scenario"
+	"fabriclab/sim"
 	"fabriclab/units"
+	"fabriclab/workload"
 )
 
-// fakeNet stands in for agents and the network between them: a message
-// posted on a connection is delivered after its serialization at rate
-// behind whatever its source host sent before (one FIFO NIC per host),
-// reported by the destination's agent on that agent's clock.
+// fakeNet stands in for agents and the network between them: each agent
+// runs its share of the DAG (package rankexec, as a real agent does); a
+// message posted on a connection is delivered after its serialization at
+// rate behind whatever its source host sent before (one FIFO NIC per
+// host), reported by the destination's agent on that agent's clock and
+// acknowledged to the sender's share at the same moment.
 type fakeNet struct {
 	mu     sync.Mutex
 	rate   float64 // bytes per ns
@@ -39,6 +44,12 @@ type fakeAgent struct {
 	mu     sync.Mutex
 	posts  int
 	spec   wire.RunSpec
+
+	xmu      sync.Mutex
+	x        *rankexec.Exec
+	at       time.Time // the start, true clock
+	doneSent bool
+	notified int
 }
 
 func (a *fakeAgent) clock() int64 { return time.Now().UnixNano() + a.skew }
@@ -55,6 +66,13 @@ func (a *fakeAgent) alive() error {
 func (a *fakeAgent) Clock(context.Context) (int64, error) { return a.clock(), a.alive() }
 func (a *fakeAgent) Prepare(_ context.Context, s wire.RunSpec) error {
 	a.spec = s
+	x, err := rankexec.New(s.DAG, s.Until)
+	if err != nil {
+		return err
+	}
+	a.xmu.Lock()
+	a.x, a.doneSent, a.notified = x, false, 0
+	a.xmu.Unlock()
 	a.n.mu.Lock()
 	defer a.n.mu.Unlock()
 	for _, c := range s.Conns {
@@ -66,27 +84,80 @@ func (a *fakeAgent) Prepare(_ context.Context, s wire.RunSpec) error {
 	return nil
 }
 func (a *fakeAgent) Connect(context.Context) ([]wire.ConnFailure, error) { return nil, a.alive() }
-func (a *fakeAgent) Start(context.Context, int64) error                  { return a.alive() }
-func (a *fakeAgent) Post(_ context.Context, ps []wire.Post) error {
+func (a *fakeAgent) Start(_ context.Context, at int64) error {
 	if err := a.alive(); err != nil {
 		return err
 	}
+	a.xmu.Lock()
+	a.at = time.Unix(0, at-a.skew)
+	a.xmu.Unlock()
+	go func() {
+		time.Sleep(time.Until(a.at))
+		a.step(func(x *rankexec.Exec, now sim.Time) []rankexec.Release { return x.Ready(now) })
+	}()
+	return nil
+}
+
+// step runs f on the share and sends what it released.
+func (a *fakeAgent) step(f func(x *rankexec.Exec, now sim.Time) []rankexec.Release) {
+	if a.alive() != nil {
+		return
+	}
+	a.xmu.Lock()
+	now := sim.Time(time.Since(a.at).Nanoseconds()) * units.Nanosecond
+	rel := append([]rankexec.Release(nil), f(a.x, now)...)
+	done := !a.doneSent && a.x.Done(now)
+	a.doneSent = a.doneSent || done
+	cut := a.x.Cut()
+	a.xmu.Unlock()
+	for _, r := range rel {
+		if r.Marker {
+			a.events <- wire.Event{Kind: wire.EventDelivered, Msg: r.Msg, Conn: -1, T: a.clock()}
+			continue
+		}
+		a.send(r)
+	}
+	if done {
+		a.events <- wire.Event{Kind: wire.EventDone, Cut: int64(cut), T: a.clock()}
+	}
+}
+
+func (a *fakeAgent) send(r rankexec.Release) {
 	n := a.n
-	for _, p := range ps {
-		n.mu.Lock()
-		c := n.conns[p.Conn]
-		now := time.Now().UnixNano()
-		done := max(now, n.busy[c.From]) + int64(float64(p.Bytes)/n.rate)
-		n.busy[c.From] = done
-		dst := n.agents[n.host[c.To]]
-		n.mu.Unlock()
-		a.mu.Lock()
-		a.posts++
-		a.mu.Unlock()
-		go func() {
-			time.Sleep(time.Duration(done - time.Now().UnixNano()))
-			dst.events <- wire.Event{Kind: wire.EventDelivered, Msg: p.Msg, Conn: p.Conn, From: c.From, To: c.To, Bytes: p.Bytes, T: time.Now().UnixNano() + dst.skew}
-		}()
+	n.mu.Lock()
+	c := n.conns[r.Conn]
+	now := time.Now().UnixNano()
+	done := max(now, n.busy[c.From]) + int64(float64(r.Bytes)/n.rate)
+	n.busy[c.From] = done
+	dst := n.agents[n.host[c.To]]
+	n.mu.Unlock()
+	a.mu.Lock()
+	a.posts++
+	a.mu.Unlock()
+	a.events <- wire.Event{Kind: wire.EventStarted, Msg: r.Msg, Conn: r.Conn, From: c.From, To: c.To, Bytes: r.Bytes, T: a.clock()}
+	go func() {
+		time.Sleep(time.Duration(done - time.Now().UnixNano()))
+		if dst.alive() != nil {
+			return
+		}
+		dst.events <- wire.Event{Kind: wire.EventDelivered, Msg: r.Msg, Conn: r.Conn, From: c.From, To: c.To, Bytes: r.Bytes, T: dst.clock()}
+		deliver := func(x *rankexec.Exec, now sim.Time) []rankexec.Release { return x.Delivered(r.Msg, now) }
+		dst.step(deliver)
+		if dst != a {
+			a.step(deliver) // the acknowledgement
+		}
+	}()
+}
+
+func (a *fakeAgent) Notify(_ context.Context, msgs []int64) error {
+	if err := a.alive(); err != nil {
+		return err
+	}
+	a.xmu.Lock()
+	a.notified += len(msgs)
+	a.xmu.Unlock()
+	for _, m := range msgs {
+		a.step(func(x *rankexec.Exec, now sim.Time) []rankexec.Release { return x.Delivered(m, now) })
 	}
 	return nil
 }
@@ -156,10 +227,10 @@ func job(t *testing.T, src string) scenario.Job {
 	return f.Jobs()[0]
 }
 
-// The controller runs the DAG over the agents: every message is posted
-// to its source host's agent once, after what it depends on, and its
-// delivery time comes back on the controller's clock although every agent
-// clock is off by up to a second.
+// The agents run the DAG: every message is posted by its source host's
+// agent once, after what it depends on, and its delivery time comes back
+// on the controller's clock although every agent clock is off by up to a
+// second.
 func TestRunAllToAllOnFakeAgents(t *testing.T) {
 	inv, n := rig(t, 4, 1_000_000_000, -700_000_000)
 	e := &Engine{Inventory: inv, Dial: n.dial}
@@ -282,5 +353,95 @@ func TestStallWatch(t *testing.T) {
 	}
 	if err := idle.check(cp(0, 0, 0, "connection reset by peer")); err == nil || err.Error() != "host 1 → host 2: the connection failed: connection reset by peer" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Collectives whose steps wait across agents (every algorithm, with
+// warmup and iterations joined by markers) run to completion on the
+// agents' shares, every step after what it waits for; what an agent
+// cannot see itself is relayed.
+func TestCollectivesOnFakeAgents(t *testing.T) {
+	for _, w := range []string{
+		"{kind: allreduce, algorithm: ring, sizes: {list: [64KiB]}, iterations: 2, warmup: 1}",
+		"{kind: allreduce, algorithm: double-binary-tree, sizes: {list: [64KiB]}}",
+		"{kind: allreduce, algorithm: halving-doubling, sizes: {list: [64KiB]}}",
+		"{kind: broadcast, sizes: {list: [64KiB]}}",
+		"{kind: alltoall, algorithm: pairwise, sizes: {list: [64KiB]}, iterations: 2}",
+	} {
+		t.Run(w, func(t *testing.T) {
+			inv, n := rig(t, 4, 300_000_000)
+			e := &Engine{Inventory: inv, Dial: n.dial}
+			j := job(t, strings.Replace(scen, "{kind: alltoall, sizes: {list: [256KiB]}}", w, 1))
+			p, err := e.Plan(j, planTogether)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := e.Run(context.Background(), p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tr.Done() {
+				t.Fatalf("%d of %d delivered", tr.Delivered, len(tr.End))
+			}
+			for i := range p.DAG.Msgs {
+				for _, s := range p.DAG.Successors(int32(i)) {
+					if tr.Start[s] < tr.End[i] {
+						t.Fatalf("message %d started at %v before its dependency %d ended at %v", s, tr.Start[s], i, tr.End[i])
+					}
+				}
+			}
+			_, relay := shares(p, []int{0, 0, 1, 1}, 2)
+			want, got := 0, 0
+			for _, as := range relay {
+				want += len(as)
+			}
+			for _, a := range n.agents {
+				got += a.notified
+			}
+			if got != want {
+				t.Errorf("%d deliveries relayed, want %d", got, want)
+			}
+			t.Logf("%d messages, %d relayed", len(p.DAG.Msgs), got)
+		})
+	}
+}
+
+// A step that waits for a message between two other agents' hosts runs
+// after the controller relays that delivery.
+func TestRelayedDeliveries(t *testing.T) {
+	inv, n := rig(t, 4, -200_000_000)
+	e := &Engine{Inventory: inv, Dial: n.dial}
+	p, err := e.Plan(job(t, scen), planTogether)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := func(src, dst int32) int32 {
+		for i, c := range p.Conns {
+			if c.Src == src && c.Dst == dst {
+				return int32(i)
+			}
+		}
+		t.Fatalf("no connection %d→%d", src, dst)
+		return -1
+	}
+	// TestShares's DAG: message 3 (host 1, agent 0) waits for 1 (2→3, both
+	// on agent 1).
+	d := &workload.DAG{}
+	d.Add(workload.Message{Src: 0, Dst: 2, Bytes: 10000})
+	d.Add(workload.Message{Src: 2, Dst: 3, Bytes: 20000}, 0)
+	d.Add(workload.Message{Src: 1, Dst: 1, Marker: true}, 0)
+	d.Add(workload.Message{Src: 1, Dst: 3, Bytes: 30000}, 1)
+	d.Add(workload.Message{Src: 3, Dst: 3, Marker: true}, 3, 2)
+	d.Finish()
+	p.DAG, p.Conn = d, []int32{conn(0, 2), conn(2, 3), -1, conn(1, 3), -1}
+	tr, err := e.Run(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Done() || tr.Start[3] < tr.End[1] || tr.Start[4] < tr.End[3] {
+		t.Fatalf("done %v, starts %v, ends %v", tr.Done(), tr.Start, tr.End)
+	}
+	if n.agents[0].notified != 1 || n.agents[1].notified != 1 {
+		t.Errorf("relayed %d to agent 0 and %d to agent 1, want 1 each", n.agents[0].notified, n.agents[1].notified)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"fabriclab/plan"
 	"fabriclab/sim"
 	"fabriclab/units"
-	"fabriclab/workload"
 )
 
 // run is one execution of a plan on the agents.
@@ -35,10 +34,13 @@ type run struct {
 	t0      int64    // controller Unix ns of the run's time 0
 
 	start, end []sim.Time
-	delivered  int
-	exec       *workload.Executor
-	post       []chan []wire.Post // per agent: the poster's queue
-	failed     chan error         // an agent's failure, first one wins
+	delivered  int             // messages delivered (markers: completed)
+	complete   int             // of those, with their start known too
+	cut        int             // messages the agents cut (workload.DAG.Until)
+	done       int             // agents whose share is done
+	relay      map[int32][]int // message → agents to tell of its delivery (shares)
+	notify     []chan []int64  // per agent: the notifier's queue
+	failed     chan error      // an agent's failure, first one wins
 	counters   []metrics.AgentCounters
 	ended      sim.Time // when the loop ended (0: still running)
 }
@@ -228,9 +230,12 @@ func (r *run) prepareAll(ctx context.Context, id string, eps []wire.Endpoint) er
 		return err
 	}
 	session := binary.LittleEndian.Uint64(b[:]) | 1
+	dag, relay := shares(r.p, r.hostOf, len(r.agents))
+	r.relay = relay
+	until := int64(r.p.DAG.Until / units.Nanosecond)
 	return r.each(func(i int, a Agent) error {
 		return a.Prepare(ctx, wire.RunSpec{Run: id, Session: session, CC: r.cc(), Duration: dur, NICRate: rate,
-			Endpoints: eps, Local: local[i], Conns: conns[i]})
+			Endpoints: eps, Local: local[i], Conns: conns[i], DAG: dag[i], Until: until})
 	})
 }
 
@@ -329,7 +334,7 @@ func (r *run) loop(ctx context.Context) (*engine.Trace, error) {
 			}
 		}()
 	}
-	r.startPosters(runCtx, &wg, fail)
+	r.startNotifiers(runCtx, &wg, fail)
 	r.startHeartbeats(runCtx, &wg, fail)
 
 	n := len(r.p.DAG.Msgs)
@@ -338,37 +343,31 @@ func (r *run) loop(ctx context.Context) (*engine.Trace, error) {
 		r.start[i], r.end[i] = -1, -1
 	}
 	// A synchronised start: time 0 a little ahead, told to every agent
-	// on its own clock (the offsets), reached by all before anything is
-	// posted.
+	// on its own clock (the offsets); each agent then runs its share of
+	// the DAG from it.
 	r.t0 = time.Now().Add(startLead).UnixNano()
 	if err := r.each(func(i int, a Agent) error { return a.Start(ctx, r.offsets[i].ToAgent(r.t0)) }); err != nil {
 		r.abortAll()
 		return r.trace(), err
 	}
-	if d := time.Duration(r.t0 - time.Now().UnixNano()); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
+	inUse := 0
+	for _, a := range r.agents {
+		if a != nil {
+			inUse++
 		}
 	}
-	r.exec = workload.NewExecutor(r.p.DAG)
-	r.release(runCtx, r.exec.Ready(0), 0)
 	limit := time.NewTimer(r.wallLimit() - time.Duration(time.Now().UnixNano()-r.t0))
 	defer limit.Stop()
-	wake := time.NewTimer(time.Hour)
-	defer wake.Stop()
 	lastProgress := time.Now()
 	var runErr error
 loop:
-	for !r.exec.Done() {
-		if at, ok := r.exec.NextRelease(); ok {
-			wake.Reset(max(time.Duration(at-r.now())/time.Duration(units.Nanosecond), 0))
-		}
+	for r.complete+r.cut < n || r.done < inUse {
 		select {
 		case ae := <-events:
-			r.event(runCtx, ae)
-		case <-wake.C:
-			r.release(runCtx, r.exec.Ready(r.now()), r.now())
+			if err := r.event(runCtx, ae); err != nil {
+				runErr = err
+				break loop
+			}
 		case err := <-r.failed:
 			runErr = err
 			break loop
@@ -384,8 +383,9 @@ loop:
 		}
 	}
 	r.ended = r.now()
+	finished := r.complete+r.cut == n && r.done == inUse
 	cancel()
-	if runErr != nil || ctx.Err() != nil || !r.exec.Done() {
+	if runErr != nil || ctx.Err() != nil || !finished {
 		r.abortAll()
 	} else {
 		r.stopAll()
@@ -393,75 +393,69 @@ loop:
 	return r.trace(), runErr
 }
 
-// event handles one agent event: a delivery releases what waits on it.
-func (r *run) event(ctx context.Context, ae agentEvent) {
+// event handles one agent event: a message's start, its delivery (a
+// marker's completion), relayed to the agents that wait for it and
+// cannot see it; an agent's share done; an agent that could not send.
+func (r *run) event(ctx context.Context, ae agentEvent) error {
 	ev := ae.ev
+	switch ev.Kind {
+	case wire.EventDone:
+		r.done++
+		r.cut += int(max(ev.Cut, 0))
+		return nil
+	case wire.EventFailed:
+		return fmt.Errorf("%s: %s", r.agentName(ae.agent), safetext.Terminal(ev.Err))
+	}
 	if ev.Msg < 0 || ev.Msg >= int64(len(r.end)) {
-		return
+		return nil
 	}
 	i := int32(ev.Msg)
-	if ev.Kind == wire.EventStarted {
+	// Agents' clocks are known only within their offset errors: a
+	// message's delivery never precedes its start.
+	t := r.simTime(r.offsets[ae.agent].ToController(ev.T))
+	switch ev.Kind {
+	case wire.EventStarted:
 		// The first byte left the sender: the message's start on real
-		// hosts, between its post and its delivery (the clocks are known
-		// only within their offset errors).
-		if r.start[i] < 0 {
-			return
+		// hosts.
+		if r.start[i] >= 0 {
+			return nil
 		}
-		t := max(r.simTime(r.offsets[ae.agent].ToController(ev.T)), r.start[i])
 		if r.end[i] >= 0 {
 			t = min(t, r.end[i])
+			r.complete++
 		}
 		r.start[i] = t
-		return
+	case wire.EventDelivered:
+		if r.end[i] >= 0 {
+			return nil // a duplicate
+		}
+		if r.p.DAG.Msgs[i].Marker {
+			r.start[i] = t
+		}
+		if r.start[i] >= 0 {
+			t = max(t, r.start[i])
+			r.complete++
+		}
+		r.end[i] = t
+		r.delivered++
+		for _, a := range r.relay[i] {
+			select {
+			case r.notify[a] <- []int64{ev.Msg}:
+			case <-ctx.Done():
+				return nil
+			}
+		}
 	}
-	if ev.Kind != wire.EventDelivered {
-		return
-	}
-	if r.end[i] >= 0 || r.start[i] < 0 {
-		return // a duplicate, or a message this run never posted
-	}
-	t := r.simTime(r.offsets[ae.agent].ToController(ev.T))
-	// The receiver's clock is only known within its offset error: a
-	// delivery never precedes the post.
-	t = max(t, r.start[i])
-	r.end[i] = t
-	r.delivered++
-	r.release(ctx, r.exec.Delivered(i, t), t)
+	return nil
 }
 
-// release starts what the executor released: markers are delivered at
-// once; a message is queued on its source agent's poster.
-func (r *run) release(ctx context.Context, msgs []int32, now sim.Time) {
-	batches := map[int][]wire.Post{}
-	for _, i := range msgs {
-		m := &r.p.DAG.Msgs[i]
-		if m.At > now {
-			continue // waits: Ready returns it when its time comes
-		}
-		r.start[i] = max(now, r.now())
-		if m.Marker {
-			r.end[i] = r.start[i]
-			r.delivered++
-			continue
-		}
-		a := r.hostOf[m.Src]
-		batches[a] = append(batches[a], wire.Post{Conn: int(r.p.Conn[i]), Msg: int64(i), Bytes: m.Bytes})
-	}
-	for a, b := range batches {
-		select {
-		case r.post[a] <- b:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// startPosters runs one goroutine per agent that sends its posts in
-// order, so that the loop never waits for a round trip.
-func (r *run) startPosters(ctx context.Context, wg *sync.WaitGroup, fail func(error)) {
-	r.post = make([]chan []wire.Post, len(r.agents))
+// startNotifiers runs one goroutine per agent that relays the deliveries
+// its share waits for, in order, so that the loop never waits for a
+// round trip.
+func (r *run) startNotifiers(ctx context.Context, wg *sync.WaitGroup, fail func(error)) {
+	r.notify = make([]chan []int64, len(r.agents))
 	for i, a := range r.agents {
-		r.post[i] = make(chan []wire.Post, 1<<16)
+		r.notify[i] = make(chan []int64, 1<<16)
 		if a == nil {
 			continue
 		}
@@ -470,19 +464,19 @@ func (r *run) startPosters(ctx context.Context, wg *sync.WaitGroup, fail func(er
 			defer wg.Done()
 			for {
 				select {
-				case b := <-r.post[i]:
+				case b := <-r.notify[i]:
 					// Coalesce what queued meanwhile into one request.
 					for more := true; more && len(b) < 4096; {
 						select {
-						case nb := <-r.post[i]:
+						case nb := <-r.notify[i]:
 							b = append(b, nb...)
 						default:
 							more = false
 						}
 					}
-					if err := a.Post(ctx, b); err != nil {
+					if err := a.Notify(ctx, b); err != nil {
 						if ctx.Err() == nil {
-							fail(fmt.Errorf("%s: post: %w", r.agentName(i), err))
+							fail(fmt.Errorf("%s: notify: %w", r.agentName(i), err))
 						}
 						return
 					}
@@ -613,15 +607,19 @@ func (r *run) trace() *measure.Trace {
 			agents++
 		}
 	}
-	cut := 0
-	if r.exec != nil {
-		cut = r.exec.Cut()
-	}
 	now := r.ended
 	if now == 0 {
 		now = r.now()
 	}
-	return &measure.Trace{Start: r.start, End: r.end, Delivered: r.delivered, Cut: cut, Now: now,
+	// A delivery whose start the run ended before hearing of (another
+	// agent's stream) does not count: the trace has whole messages only.
+	for i, e := range r.end {
+		if e >= 0 && r.start[i] < 0 {
+			r.end[i] = -1
+			r.delivered--
+		}
+	}
+	return &measure.Trace{Start: r.start, End: r.end, Delivered: r.delivered, Cut: r.cut, Now: now,
 		Window: [2]int64{-1, -1}, Bounds: r.l.bounds(r.p),
 		Hosts: &metrics.HostsRun{Engine: "hosts", Agents: agents, CC: r.cc(), Scale: r.e.Inventory.Scale,
 			ClockErrorS: r.clockError().Seconds(), HostCounters: r.counters}}

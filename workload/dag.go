@@ -28,6 +28,11 @@ type Message struct {
 	// of one transfer, or everything a rank did in one iteration) so that
 	// dependents need one edge instead of one per piece.
 	Marker bool
+	// External is a message another executor runs (a real-hosts agent
+	// executing only its own ranks holds the messages they wait for this
+	// way): this executor never releases it and hears of its delivery
+	// from outside (Executor.Delivered).
+	External bool
 	// At is the earliest start (offset from time 0).
 	At sim.Time
 }

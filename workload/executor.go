@@ -18,6 +18,9 @@ import "fabriclab/sim"
 // own successors before the next), the order a collective library would
 // post them in.
 //
+// An External message is never released: it is delivered only when the
+// engine says so (Delivered), and what waits on it follows as usual.
+//
 // By default the executor holds the waiting messages itself: NextRelease
 // says when the first may start and Ready(then) returns it. An engine with
 // a timer of its own per message sets OwnTimers instead.
@@ -85,7 +88,7 @@ func (e *Executor) Ready(now sim.Time) []int32 {
 		}
 		msgs := e.dag.Msgs
 		for i, c := range e.dag.DepCount {
-			if c != 0 {
+			if c != 0 || msgs[i].External {
 				continue
 			}
 			if m := &msgs[i]; !m.Marker && (m.At <= now || e.OwnTimers) {
@@ -153,6 +156,8 @@ func (e *Executor) Completed() int { return e.done }
 func (e *Executor) release(m int32, now sim.Time) {
 	msg := &e.dag.Msgs[m]
 	switch {
+	case msg.External:
+		// Someone else's: its delivery comes through Delivered.
 	case msg.At <= now:
 		e.out = append(e.out, m)
 		if msg.Marker {

@@ -224,3 +224,28 @@ func TestExecutorRunsACollective(t *testing.T) {
 		t.Errorf("done %v, %d of %d delivered", e.Done(), e.Completed(), len(d.Msgs))
 	}
 }
+
+// External messages are never released, even as roots: their delivery
+// comes from outside, and what waits on them follows as usual.
+func TestExecutorExternalMessages(t *testing.T) {
+	ext := Message{Bytes: 1, External: true}
+	// 0 (external) ─┐
+	// 1 ────────────┴─ 2 (marker) ─ 3;  4 (external, no dependants)
+	d := dagOf([]Message{ext, {Bytes: 1}, {Marker: true}, {Bytes: 1}, ext},
+		[][]int32{nil, nil, {0, 1}, {2}, nil})
+	e := NewExecutor(d)
+	same(t, "Ready(0)", e.Ready(0), ids(1))
+	same(t, "Delivered(1)", e.Delivered(1, 5), nil)
+	if _, ok := e.NextRelease(); ok {
+		t.Error("an external message waits for a start time")
+	}
+	same(t, "Delivered(0) from outside", e.Delivered(0, 7), ids(2, 3))
+	same(t, "Delivered(3)", e.Delivered(3, 9), nil)
+	if e.Done() {
+		t.Error("done before external message 4 was delivered")
+	}
+	same(t, "Delivered(4)", e.Delivered(4, 9), nil)
+	if !e.Done() || e.Completed() != 5 {
+		t.Errorf("completed %d, done %v at the end", e.Completed(), e.Done())
+	}
+}

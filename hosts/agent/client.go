@@ -51,7 +51,7 @@ type Client struct {
 	prepare    *connect.Client[wire.RunSpec, wire.Empty]
 	connect    *connect.Client[wire.Empty, wire.ConnectResponse]
 	start      *connect.Client[wire.StartRequest, wire.Empty]
-	post       *connect.Client[wire.PostRequest, wire.Empty]
+	notify     *connect.Client[wire.NotifyRequest, wire.Empty]
 	events     *connect.Client[wire.Empty, wire.EventBatch]
 	checkpoint *connect.Client[wire.Empty, wire.Checkpoint]
 	stop       *connect.Client[wire.Empty, wire.Final]
@@ -149,7 +149,7 @@ func (c *Client) newClients(hc *http.Client) {
 	c.prepare = connect.NewClient[wire.RunSpec, wire.Empty](hc, base+wire.ProcPrepare, opts...)
 	c.connect = connect.NewClient[wire.Empty, wire.ConnectResponse](hc, base+wire.ProcConnect, opts...)
 	c.start = connect.NewClient[wire.StartRequest, wire.Empty](hc, base+wire.ProcStart, opts...)
-	c.post = connect.NewClient[wire.PostRequest, wire.Empty](hc, base+wire.ProcPost, opts...)
+	c.notify = connect.NewClient[wire.NotifyRequest, wire.Empty](hc, base+wire.ProcNotify, opts...)
 	c.events = connect.NewClient[wire.Empty, wire.EventBatch](hc, base+wire.ProcEvents, opts...)
 	c.checkpoint = connect.NewClient[wire.Empty, wire.Checkpoint](hc, base+wire.ProcCheckpoint, opts...)
 	c.stop = connect.NewClient[wire.Empty, wire.Final](hc, base+wire.ProcStop, opts...)
@@ -257,9 +257,10 @@ func (c *Client) Start(ctx context.Context, atAgentUnixNano int64) error {
 	return err
 }
 
-// Post sends a batch of messages (DAG mode), in order.
-func (c *Client) Post(ctx context.Context, posts []wire.Post) error {
-	_, err := call(ctx, c, c.post, "post", &wire.PostRequest{Posts: posts})
+// Notify relays deliveries the agent's share of the DAG waits for but
+// cannot see itself.
+func (c *Client) Notify(ctx context.Context, msgs []int64) error {
+	_, err := call(ctx, c, c.notify, "notify", &wire.NotifyRequest{Msgs: msgs})
 	return err
 }
 

@@ -129,7 +129,7 @@ type fakePlane struct {
 	dialed    []wire.Conn
 	streams   []wire.Stream
 	udp       []wire.UDPFlow
-	posts     []wire.Post
+	posts     []posted
 	closed    bool
 	closeWait time.Duration // Close takes this long
 	events    chan wire.Event
@@ -154,12 +154,32 @@ func (f *fakePlane) StartUDP(_, _ time.Time, u []wire.UDPFlow) error {
 	f.udp = append(f.udp, u...)
 	return nil
 }
+
+// posted is one message the agent posted on a fake plane.
+type posted struct {
+	conn       int
+	msg, bytes int64
+}
+
+// Post starts the message and has it acknowledged at once.
 func (f *fakePlane) Post(conn int, msg, bytes int64) error {
 	f.mu.Lock()
-	f.posts = append(f.posts, wire.Post{Conn: conn, Msg: msg, Bytes: bytes})
+	f.posts = append(f.posts, posted{conn, msg, bytes})
 	f.mu.Unlock()
-	f.events <- wire.Event{Kind: wire.EventSent, Msg: msg, Conn: conn, Bytes: bytes, T: time.Now().UnixNano()}
+	now := time.Now().UnixNano()
+	f.events <- wire.Event{Kind: wire.EventStarted, Msg: msg, Conn: conn, Bytes: bytes, T: now}
+	f.events <- wire.Event{Kind: wire.EventAcked, Msg: msg, Conn: conn, Bytes: bytes, T: now}
 	return nil
+}
+
+func (f *fakePlane) postedMsgs() []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ms []int64
+	for _, p := range f.posts {
+		ms = append(ms, p.msg)
+	}
+	return ms
 }
 func (f *fakePlane) Events() <-chan wire.Event { return f.events }
 func (f *fakePlane) Snapshot() wire.Checkpoint {

@@ -10,7 +10,8 @@ import (
 )
 
 // TestRoundTrip: two agents on 127.0.0.1 with the real data plane, one
-// stream from agent A's endpoint to agent B's and two posted messages,
+// stream from agent A's endpoint to agent B's and a share of a DAG on A —
+// two messages, the second waiting for the first's acknowledgement —
 // through every stage.
 func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
@@ -27,6 +28,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	sa, sb := spec, spec
 	sa.Local, sb.Local = []int{0}, []int{1}
+	sa.DAG = []wire.DAGMsg{{Msg: 10, Conn: 1, Bytes: 1 << 20}, {Msg: 11, Conn: 1, Bytes: 1000, Deps: []int64{10}}}
 	if err := cb.Prepare(ctx, sb); err != nil {
 		t.Fatal(err)
 	}
@@ -50,19 +52,27 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := ca.Post(ctx, []wire.Post{{Conn: 1, Msg: 10, Bytes: 1 << 20}, {Conn: 1, Msg: 11, Bytes: 1000}}); err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]int{}
 	timeout := time.After(5 * time.Second)
-	for got[wire.EventSent] < 2 || got[wire.EventDelivered] < 2 {
+	var startedAt [2]int64
+	for got[wire.EventStarted] < 2 || got[wire.EventDone] < 1 || got[wire.EventDelivered] < 2 {
 		select {
 		case ev := <-evA:
 			got[ev.Kind]++
-			if (ev.Kind != wire.EventSent && ev.Kind != wire.EventStarted) || ev.Conn != 1 || ev.From != 0 || ev.To != 1 {
+			switch {
+			case ev.Kind == wire.EventDone:
+				if ev.Cut != 0 {
+					t.Errorf("A's done event %+v", ev)
+				}
+			case ev.Kind != wire.EventStarted || ev.Conn != 1 || ev.From != 0 || ev.To != 1:
 				t.Errorf("A's event %+v", ev)
+			default:
+				startedAt[ev.Msg-10] = ev.T
 			}
 		case ev := <-evB:
+			if ev.Kind == wire.EventDone {
+				continue // B starts nothing: done at once
+			}
 			got[ev.Kind]++
 			if ev.Kind != wire.EventDelivered || (ev.Msg == 10) != (ev.Bytes == 1<<20) || ev.T < at-int64(time.Second) {
 				t.Errorf("B's event %+v", ev)
@@ -70,6 +80,9 @@ func TestRoundTrip(t *testing.T) {
 		case <-timeout:
 			t.Fatalf("events so far %v", got)
 		}
+	}
+	if startedAt[1] <= startedAt[0] {
+		t.Errorf("message 11 started at %d, not after message 10 (%d)", startedAt[1], startedAt[0])
 	}
 	time.Sleep(300 * time.Millisecond)
 	cp, err := ca.Checkpoint(ctx)

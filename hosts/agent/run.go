@@ -47,6 +47,11 @@ type activeRun struct {
 	owner      *session
 	localConns map[int]bool
 	done       chan struct{} // closed when the run is detached (stopped or aborted)
+	// out carries the events the controller hears, from the executor
+	// loop (drive) to the Events stream; notify the relayed deliveries
+	// from Notify to the loop.
+	out    chan wire.Event
+	notify chan []int64
 
 	// plane is written under both s.mu and mu, once, before the state
 	// leaves statePreparing; readers hold either.
@@ -54,7 +59,6 @@ type activeRun struct {
 
 	mu          sync.Mutex // one operation at a time (Abort does not wait for it)
 	state       runState
-	until       time.Time
 	hostBefore  wire.HostCounters
 	hostUnavail map[string]string
 	timer       *time.Timer
@@ -172,7 +176,8 @@ func (s *Server) prepare(ctx context.Context, req *connect.Request[wire.RunSpec]
 		}
 		return nil, s.refuse(ctx, code, err)
 	}
-	r := &activeRun{checkedRun: chk, id: spec.Run, owner: sessionFrom(ctx), done: make(chan struct{}), localConns: map[int]bool{}}
+	r := &activeRun{checkedRun: chk, id: spec.Run, owner: sessionFrom(ctx), done: make(chan struct{}), localConns: map[int]bool{},
+		out: make(chan wire.Event, 4096), notify: make(chan []int64, 64)}
 	for _, c := range chk.conns {
 		r.localConns[c.ID] = true
 	}
@@ -210,8 +215,8 @@ func (s *Server) prepare(ctx context.Context, req *connect.Request[wire.RunSpec]
 	if cc0 == "" {
 		cc0 = "kernel default"
 	}
-	s.logRun("run %s prepared (controller %s): %d local endpoints, %d connections to dial, %d streams, %d UDP flows, duration %v, congestion control %s",
-		safetext.Terminal(r.id), peerOf(ctx), len(chk.local), len(chk.conns), len(chk.streams), len(chk.udp), chk.duration, safetext.Terminal(cc0))
+	s.logRun("run %s prepared (controller %s): %d local endpoints, %d connections to dial, %d DAG messages, %d streams, %d UDP flows, duration %v, congestion control %s",
+		safetext.Terminal(r.id), peerOf(ctx), len(chk.local), len(chk.conns), chk.exec.Own(), len(chk.streams), len(chk.udp), chk.duration, safetext.Terminal(cc0))
 	return connect.NewResponse(&wire.Empty{}), nil
 }
 
@@ -283,37 +288,11 @@ func (s *Server) start(ctx context.Context, req *connect.Request[wire.StartReque
 		}
 	}
 	r.state = stateStarted
-	r.until = until
+	go s.drive(r, at)
 	s.mu.Lock() // detach reads the timer under s.mu
 	r.timer = time.AfterFunc(until.Add(s.cfg.DurationGrace).Sub(now), func() { s.endByDuration(r) })
 	s.mu.Unlock()
 	s.logRun("run %s starts in %v for %v", safetext.Terminal(r.id), at.Sub(now).Round(time.Microsecond), r.duration)
-	return connect.NewResponse(&wire.Empty{}), nil
-}
-
-func (s *Server) post(ctx context.Context, req *connect.Request[wire.PostRequest]) (*connect.Response[wire.Empty], error) {
-	r, err := s.ownRun(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer r.mu.Unlock()
-	if r.state != stateStarted {
-		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %s: post only after start, before the duration ends", r.id))
-	}
-	if time.Now().After(r.until) {
-		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %s: its duration of %v is over", r.id, r.duration))
-	}
-	for i, p := range req.Msg.Posts {
-		if !r.localConns[p.Conn] {
-			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("run %s: post %d (message %d): connection %d is not dialed by this agent", r.id, i, p.Msg, p.Conn))
-		}
-		if p.Bytes <= 0 || p.Bytes > maxStreamLen {
-			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("run %s: post %d (message %d): %d bytes is outside 1…%d", r.id, i, p.Msg, p.Bytes, int64(maxStreamLen)))
-		}
-		if err := r.plane.Post(p.Conn, p.Msg, p.Bytes); err != nil {
-			return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %s: post %d (message %d on connection %d): %v", r.id, i, p.Msg, p.Conn, err))
-		}
-	}
 	return connect.NewResponse(&wire.Empty{}), nil
 }
 
@@ -331,7 +310,7 @@ func (s *Server) events(ctx context.Context, _ *connect.Request[wire.Empty], out
 		return connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("run %s: its events are already being streamed", r.id))
 	}
 	defer r.streaming.Store(false)
-	ch := r.plane.Events()
+	ch := r.out
 	// The headers go out now, so the client knows the stream is open
 	// before the first event.
 	if err := out.Send(&wire.EventBatch{Events: []wire.Event{}}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -187,6 +188,20 @@ func TestStages(t *testing.T) {
 	ctx := context.Background()
 	spec := loopSpec(t, "r1")
 	spec.UDP = []wire.UDPFlow{{ID: 3, From: 0, To: 1, Rate: 1e6, Size: 100}}
+	// The agent's share of a DAG: 1 and 2 at once; 3 once 1 is
+	// acknowledged; 4 once message 99 (between other agents) is relayed;
+	// marker 5 after 3 and 4.
+	spec.DAG = []wire.DAGMsg{
+		{Msg: 1, Conn: 0, Bytes: 10}, {Msg: 2, Conn: 0, Bytes: 20},
+		{Msg: 3, Conn: 0, Bytes: 30, Deps: []int64{1}},
+		{Msg: 4, Conn: 0, Bytes: 40, Deps: []int64{99}},
+		{Msg: 5, Conn: -1, Deps: []int64{3, 4}},
+	}
+	bad := spec
+	bad.DAG = []wire.DAGMsg{{Msg: 3, Conn: 5, Bytes: 10}}
+	if err := c.Prepare(ctx, bad); err == nil || !strings.Contains(err.Error(), "DAG message 3 is on connection 5, which this agent does not dial") {
+		t.Errorf("a DAG message on another agent's connection: %v", err)
+	}
 	if err := c.Prepare(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +209,8 @@ func TestStages(t *testing.T) {
 	if len(p.spec.Local) != 1 || len(p.spec.Peers) != 2 || p.spec.Session == 0 || !p.spec.Allowed(spec.Endpoints[1].Addr.Addr()) || p.spec.MaxRate != DefaultMaxRate {
 		t.Errorf("plane spec %+v", p.spec)
 	}
-	if err := c.Post(ctx, []wire.Post{{Conn: 0, Msg: 1, Bytes: 10}}); err == nil || !strings.Contains(err.Error(), "post only after start") {
-		t.Errorf("Post before Start: %v", err)
+	if err := c.Notify(ctx, []int64{99}); err == nil || !strings.Contains(err.Error(), "notify only after start") {
+		t.Errorf("Notify before Start: %v", err)
 	}
 	if f, err := c.Connect(ctx); err != nil || len(f) != 0 || len(p.dialed) != 1 {
 		t.Fatalf("Connect = %v, %v; dialed %v", f, err, p.dialed)
@@ -219,21 +234,35 @@ func TestStages(t *testing.T) {
 	if len(p.streams) != 1 || len(p.udp) != 1 {
 		t.Errorf("started streams %v, udp %v", p.streams, p.udp)
 	}
-	if err := c.Post(ctx, []wire.Post{{Conn: 0, Msg: 1, Bytes: 10}, {Conn: 0, Msg: 2, Bytes: 20}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Post(ctx, []wire.Post{{Conn: 5, Msg: 3, Bytes: 10}}); err == nil || !strings.Contains(err.Error(), "connection 5 is not dialed by this agent") {
-		t.Errorf("Post on another agent's connection: %v", err)
-	}
-	for _, want := range []int64{1, 2} {
+	next := func() wire.Event {
+		t.Helper()
 		select {
 		case ev := <-evs:
-			if ev.Msg != want || ev.Kind != wire.EventSent {
-				t.Errorf("event %+v, want message %d sent", ev, want)
-			}
+			return ev
 		case <-time.After(2 * time.Second):
 			t.Fatal("no event")
 		}
+		return wire.Event{}
+	}
+	for _, want := range []int64{1, 2, 3} {
+		if ev := next(); ev.Msg != want || ev.Kind != wire.EventStarted {
+			t.Errorf("event %+v, want message %d started", ev, want)
+		}
+	}
+	if got := p.postedMsgs(); !reflect.DeepEqual(got, []int64{1, 2, 3}) {
+		t.Errorf("posted %v before the relay, want [1 2 3]", got)
+	}
+	if err := c.Notify(ctx, []int64{99}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); ev.Msg != 4 || ev.Kind != wire.EventStarted {
+		t.Errorf("event %+v, want message 4 started", ev)
+	}
+	if ev := next(); ev.Msg != 5 || ev.Kind != wire.EventDelivered || ev.Conn != -1 {
+		t.Errorf("event %+v, want marker 5 delivered", ev)
+	}
+	if ev := next(); ev.Kind != wire.EventDone || ev.Cut != 0 {
+		t.Errorf("event %+v, want done", ev)
 	}
 	cp, err := c.Checkpoint(ctx)
 	if err != nil || len(cp.Pairs) != 1 || cp.Pairs[0].Bytes != 3000 {
@@ -370,8 +399,8 @@ func TestDurationCap(t *testing.T) {
 	if !fp.last().isClosed() {
 		t.Fatal("the plane outlived the run's duration")
 	}
-	if err := c.Post(ctx, []wire.Post{{Conn: 0, Msg: 1, Bytes: 1}}); err == nil {
-		t.Error("Post after the duration succeeded")
+	if err := c.Notify(ctx, []int64{1}); err == nil {
+		t.Error("Notify after the duration succeeded")
 	}
 	if cp, err := c.Checkpoint(ctx); err != nil || len(cp.Pairs) != 1 {
 		t.Errorf("Checkpoint after the duration: %+v, %v", cp, err)

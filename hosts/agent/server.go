@@ -134,7 +134,7 @@ func (s *Server) newHTTPServer() *http.Server {
 	mux.Handle(wire.ProcPrepare, connect.NewUnaryHandler(wire.ProcPrepare, s.prepare, opts...))
 	mux.Handle(wire.ProcConnect, connect.NewUnaryHandler(wire.ProcConnect, s.connect, opts...))
 	mux.Handle(wire.ProcStart, connect.NewUnaryHandler(wire.ProcStart, s.start, opts...))
-	mux.Handle(wire.ProcPost, connect.NewUnaryHandler(wire.ProcPost, s.post, opts...))
+	mux.Handle(wire.ProcNotify, connect.NewUnaryHandler(wire.ProcNotify, s.notify, opts...))
 	mux.Handle(wire.ProcEvents, connect.NewServerStreamHandler(wire.ProcEvents, s.events, opts...))
 	mux.Handle(wire.ProcCheckpoint, connect.NewUnaryHandler(wire.ProcCheckpoint, s.checkpoint, opts...))
 	mux.Handle(wire.ProcStop, connect.NewUnaryHandler(wire.ProcStop, s.stop, opts...))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"fabriclab/hosts/dataplane"
+	"fabriclab/hosts/rankexec"
 	"fabriclab/hosts/wire"
 	"fabriclab/units"
 )
@@ -60,6 +61,7 @@ type checkedRun struct {
 	udp      []wire.UDPFlow    // sent by this agent
 	isLocal  map[int]bool
 	allowed  func(netip.Addr) bool
+	exec     *rankexec.Exec // the agent's share of the DAG (possibly empty)
 }
 
 // Bounds on a spec's values: IDs travel as 32 bits in the data plane; the
@@ -225,6 +227,27 @@ func checkRun(spec wire.RunSpec, lim limits) (*checkedRun, error) {
 		}
 		r.udp = append(r.udp, f)
 	}
+
+	if spec.Until < 0 || spec.Until > spec.Duration {
+		return nil, refuse(reasonInvalid, "until %v is outside 0…the duration %v", time.Duration(spec.Until), d)
+	}
+	dialed := map[int]bool{}
+	for _, c := range r.conns {
+		dialed[c.ID] = true
+	}
+	for _, m := range spec.DAG {
+		if m.Conn >= 0 && !dialed[m.Conn] {
+			return nil, refuse(reasonInvalid, "DAG message %d is on connection %d, which this agent does not dial", m.Msg, m.Conn)
+		}
+		if m.Bytes > maxStreamLen {
+			return nil, refuse(reasonInvalid, "DAG message %d: %d bytes is above %d", m.Msg, m.Bytes, int64(maxStreamLen))
+		}
+	}
+	x, err := rankexec.New(spec.DAG, spec.Until)
+	if err != nil {
+		return nil, refuse(reasonInvalid, "%v", err)
+	}
+	r.exec = x
 
 	// The plane's own check: the run's endpoints inside --allow.
 	allowed := map[netip.Addr]bool{}

@@ -127,9 +127,6 @@ func (c *conn) writeLoop() {
 			c.fail(err)
 			return
 		}
-		if a.kind == kindMsg {
-			c.p.events.push(Event{Kind: EventSent, Msg: int64(a.id), Conn: c.id, From: c.from, To: c.to, Bytes: a.n, T: time.Now()})
-		}
 	}
 }
 
@@ -197,6 +194,9 @@ func (c *conn) acked1(h header) error {
 	c.acked.Add(a.n)
 	c.completions.Add(1)
 	c.out.Store(out)
+	if a.kind == kindMsg {
+		c.p.events.push(Event{Kind: EventAcked, Msg: int64(a.id), Conn: c.id, From: c.from, To: c.to, Bytes: a.n, T: time.Now()})
+	}
 	c.wake()
 	return nil
 }

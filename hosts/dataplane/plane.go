@@ -161,8 +161,9 @@ func (p *Plane) Local() []Endpoint {
 }
 
 // Events delivers EventDelivered (at the receiver, with the time the last
-// byte was read) and EventSent (at the sender, when the last byte was
-// written) for every posted message. The data path never waits for the
+// byte was read), and EventStarted (at the sender, as its first byte is
+// written) and EventAcked (when the receiver acknowledged its last byte)
+// for every posted message. The data path never waits for the
 // consumer: events queue without blocking, up to Config.EventQueue
 // (default DefaultEventQueue) waiting; beyond that new events are dropped
 // and counted in Snapshot.EventsDropped, and a DAG run that sees a drop
@@ -190,8 +191,8 @@ func (p *Plane) client(id int) (*conn, error) {
 }
 
 // Post queues message msg of n bytes on a dialled connection, behind the
-// messages already posted there (they go before any stream write); Sent
-// and then (at the receiver) Delivered follow on Events. If the
+// messages already posted there (they go before any stream write);
+// Started, Delivered (at the receiver) and Acked follow on Events. If the
 // connection fails later, what was queued on it is never sent:
 // ConnStats.Err says so.
 func (p *Plane) Post(conn int, msg int64, n int64) error {

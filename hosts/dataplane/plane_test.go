@@ -165,13 +165,13 @@ func TestMessagesDeliveredOnceInOrder(t *testing.T) {
 		for n := 0; n < len(sizes); n++ {
 			select {
 			case ev := <-p.Events():
-				if ev.Kind == EventStarted && kind == EventSent {
-					started[ev.Msg] = true // each message starts before it is sent
+				if ev.Kind == EventStarted && kind == EventAcked {
+					started[ev.Msg] = true // each message starts before it is acknowledged
 					n--
 					continue
 				}
-				if kind == EventSent && !started[ev.Msg] {
-					t.Fatalf("message %d sent without a start event", ev.Msg)
+				if kind == EventAcked && !started[ev.Msg] {
+					t.Fatalf("message %d acknowledged without a start event", ev.Msg)
 				}
 				if ev.Kind != kind {
 					t.Fatalf("event %+v, want %s", ev, kind)
@@ -183,9 +183,9 @@ func TestMessagesDeliveredOnceInOrder(t *testing.T) {
 		}
 		return got
 	}
-	for _, kind := range []EventKind{EventDelivered, EventSent} {
+	for _, kind := range []EventKind{EventDelivered, EventAcked} {
 		p := rcv
-		if kind == EventSent {
+		if kind == EventAcked {
 			p = snd
 		}
 		got := collect(p, kind)

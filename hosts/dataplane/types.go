@@ -89,9 +89,10 @@ type EventKind uint8
 const (
 	// EventDelivered: at the receiver, the message's last byte was read.
 	EventDelivered EventKind = iota + 1
-	// EventSent: at the sender, the message's last byte was written to the
-	// socket (not yet acknowledged).
-	EventSent
+	// EventAcked: at the sender, the receiver acknowledged the message's
+	// last byte (what releases the sender's own dependants, as a send
+	// completion does on an RDMA NIC).
+	EventAcked
 	// EventStarted: at the sender, the message's first byte is about to be
 	// written (what a message's start means on real hosts).
 	EventStarted
@@ -101,8 +102,8 @@ func (k EventKind) String() string {
 	switch k {
 	case EventDelivered:
 		return "delivered"
-	case EventSent:
-		return "sent"
+	case EventAcked:
+		return "acked"
 	case EventStarted:
 		return "started"
 	}

@@ -30,7 +30,7 @@ const (
 	ProcPrepare      = "/" + Service + "/Prepare"
 	ProcConnect      = "/" + Service + "/Connect"
 	ProcStart        = "/" + Service + "/Start"
-	ProcPost         = "/" + Service + "/Post"
+	ProcNotify       = "/" + Service + "/Notify"
 	ProcEvents       = "/" + Service + "/Events"
 	ProcCheckpoint   = "/" + Service + "/Checkpoint"
 	ProcStop         = "/" + Service + "/Stop"
@@ -43,4 +43,4 @@ const SessionHeader = "Fabriclab-Session"
 
 // ProtocolVersion is the version of this protocol; the handshake refuses a
 // peer that speaks another one rather than misreading its messages.
-const ProtocolVersion = 1
+const ProtocolVersion = 2

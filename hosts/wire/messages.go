@@ -119,6 +119,15 @@ type RunSpec struct {
 	Conns     []Conn     `json:"conns,omitempty"`
 	Streams   []Stream   `json:"streams,omitempty"`
 	UDP       []UDPFlow  `json:"udp,omitempty"`
+	// DAG lists, in the run's DAG order, the messages this agent starts:
+	// it runs the workload's executor for them itself, releasing each
+	// when what it waits for is delivered (seen here: received by a local
+	// endpoint, acknowledged to one, or told by Notify).
+	DAG []DAGMsg `json:"dag,omitempty"`
+	// Until, when positive, ends a closed-loop DAG (any-to-any) that long
+	// after the start: a message released at or after it is cut, never
+	// sent (as workload.DAG.Until).
+	Until int64 `json:"until_ns,omitempty"`
 }
 
 // ConnectResponse lists the local connections that could not be dialed.
@@ -138,36 +147,49 @@ type StartRequest struct {
 	At int64 `json:"at_ns"`
 }
 
-// Post is one message of the DAG mode: Bytes bytes sent on connection Conn
-// under message id Msg.
-type Post struct {
-	Conn  int   `json:"conn"`
-	Msg   int64 `json:"msg"`
-	Bytes int64 `json:"bytes"`
+// DAGMsg is one message of the DAG mode that an agent starts: a data
+// message of Bytes bytes on connection Conn (which the agent dials), or,
+// with Conn −1, a marker that moves nothing and completes the moment its
+// dependencies have. It starts once every message in Deps is delivered,
+// and not before At after the start time. Msg is its id in the run's DAG.
+type DAGMsg struct {
+	Msg   int64   `json:"msg"`
+	Conn  int     `json:"conn"`
+	Bytes int64   `json:"bytes,omitempty"`
+	At    int64   `json:"at_ns,omitempty"`
+	Deps  []int64 `json:"deps,omitempty"`
 }
 
-// PostRequest is a batch of messages to send, in order.
-type PostRequest struct {
-	Posts []Post `json:"posts"`
+// NotifyRequest tells an agent of deliveries it cannot see itself: the
+// messages, delivered between two other endpoints (or markers of another
+// agent), that some of its own messages wait for.
+type NotifyRequest struct {
+	Msgs []int64 `json:"msgs"`
 }
 
-// Event kinds.
+// Event kinds. An agent's Events stream carries started, delivered and
+// done; acked stays inside the agent (it releases the sender's own
+// dependants).
 const (
-	EventSent      = "sent"      // the last byte of a message left the sender
-	EventDelivered = "delivered" // the last byte of a message reached the receiver
+	EventAcked     = "acked"     // at the sender: the receiver acknowledged a message's last byte
+	EventDelivered = "delivered" // the last byte of a message reached the receiver; for a marker (Conn −1), it completed
 	EventStarted   = "started"   // the first byte of a message is about to leave the sender
+	EventDone      = "done"      // every DAG message of this agent was delivered or cut; Cut says how many were cut
+	EventFailed    = "failed"    // the agent could not send a released message; Err says why
 )
 
 // Event is one message event of the DAG mode, timestamped on the agent's
 // clock (Unix ns).
 type Event struct {
-	Kind  string `json:"kind"` // EventStarted, EventSent or EventDelivered
+	Kind  string `json:"kind"` // one of the kinds above
 	Msg   int64  `json:"msg"`
 	Conn  int    `json:"conn"`
 	From  int    `json:"from"`
 	To    int    `json:"to"`
 	Bytes int64  `json:"bytes"`
 	T     int64  `json:"t_ns"`
+	Cut   int64  `json:"cut,omitempty"` // EventDone: the agent's messages cut by Until
+	Err   string `json:"err,omitempty"` // EventFailed
 }
 
 // EventBatch is one message of the Events stream: the events the agent had
