@@ -151,6 +151,10 @@ func scaled(spec *scenario.Scenario, scale float64) *scenario.Scenario {
 	}
 	s.Topology.HostLink.Rate = r(s.Topology.HostLink.Rate)
 	s.Topology.FabricLink.Rate = r(s.Topology.FabricLink.Rate)
+	s.Probes = append([]scenario.Probe(nil), s.Probes...)
+	for i := range s.Probes {
+		s.Probes[i].Rate = r(s.Probes[i].Rate)
+	}
 	s.Sim.TimeLimit = t(s.Sim.TimeLimit)
 	w := func(w *scenario.Workload) {
 		w.Duration, w.Checkpoint = t(w.Duration), t(w.Checkpoint)

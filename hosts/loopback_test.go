@@ -123,3 +123,48 @@ func TestLoopbackMessages(t *testing.T) {
 		t.Errorf("hosts %d flows %d RPCs, simulator %d flows %d RPCs", r.Flows, r.Load.RPCs, sim.Flows, sim.Load.RPCs)
 	}
 }
+
+// Probes run beside the workload as paced UDP streams: on loopback every
+// datagram arrives, in order, once, at about the probe's rate, and the row
+// says so per probe.
+func TestLoopbackProbes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real sockets")
+	}
+	inv := loopbackAgents(t, 2)
+	e := &Engine{Inventory: inv, Dial: loopbackDial, DataPort: 17473}
+	j := job(t, `
+topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 2, host_link: {rate: 1Gbps}, fabric_link: {rate: 1Gbps}}
+transport: {kind: tcp}
+sim: {time_limit: 5s}
+workload: {kind: any-to-any, clients: 2, servers: 2, sizes: {list: [64KiB]}, depth: 2, duration: 300ms}
+probes:
+  - {from: 0, to: 3, rate: 20Mbps, size: 1000B}
+  - {from: 3, to: 1, rate: 5Mbps}
+`)
+	r, err := engine.RunJob(context.Background(), e, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Hosts == nil || len(r.Hosts.Probes) != 2 {
+		t.Fatalf("hosts %+v", r.Hosts)
+	}
+	for i, p := range r.Hosts.Probes {
+		// The run's time at the rate, give or take the time to start and
+		// stop it (a busy CPU makes the pacer slip); both ends are read
+		// as the agents stop, at about the same time, so their counts
+		// differ by what was in flight then.
+		want := r.CCTS * p.RateGbps * 1e9 / 8 / float64(p.SizeBytes)
+		if p.Sent < int64(0.3*want) || p.Sent > int64(2*want)+5 || max(p.Received-p.Sent, p.Sent-p.Received) > max(5, p.Sent/10) ||
+			p.Lost != 0 || p.Duplicates != 0 || p.Reordered != 0 || p.LossPct != 0 || p.SendErrors != 0 || p.JitterS <= 0 {
+			t.Errorf("probe %d: %+v (about %.0f datagrams expected over %.0f ms)", i, p, want, r.CCTS*1e3)
+		}
+		if p.SentBytes != p.Sent*p.SizeBytes || p.ReceivedBytes != p.Received*p.SizeBytes {
+			t.Errorf("probe %d: bytes sent %d received %d for %d/%d datagrams of %d", i, p.SentBytes, p.ReceivedBytes, p.Sent, p.Received, p.SizeBytes)
+		}
+	}
+	if p := r.Hosts.Probes[1]; p.SizeBytes != 1024 || p.From != 3 || p.To != 1 {
+		t.Errorf("probe 1: %+v", p)
+	}
+}
+

@@ -42,7 +42,8 @@ type run struct {
 	notify     []chan []int64  // per agent: the notifier's queue
 	failed     chan error      // an agent's failure, first one wins
 	counters   []metrics.AgentCounters
-	ended      sim.Time // when the loop ended (0: still running)
+	udpStats   []wire.UDPStats // the probes at both ends, from Stop
+	ended      sim.Time        // when the loop ended (0: still running)
 }
 
 // execute runs the stages: dial and clocks, prepare, connect, start, the
@@ -233,9 +234,10 @@ func (r *run) prepareAll(ctx context.Context, id string, eps []wire.Endpoint) er
 	dag, relay := shares(r.p, r.hostOf, len(r.agents))
 	r.relay = relay
 	until := int64(r.p.DAG.Until / units.Nanosecond)
+	udp := r.probes()
 	return r.each(func(i int, a Agent) error {
 		return a.Prepare(ctx, wire.RunSpec{Run: id, Session: session, CC: r.cc(), Duration: dur, NICRate: rate,
-			Endpoints: eps, Local: local[i], Conns: conns[i], DAG: dag[i], Until: until})
+			Endpoints: eps, Local: local[i], Conns: conns[i], DAG: dag[i], Until: until, UDP: udp})
 	})
 }
 
@@ -575,6 +577,7 @@ func (r *run) stopAll() {
 		}
 		mu.Lock()
 		r.counters = append(r.counters, metrics.AgentCounters{Agent: r.e.Inventory.Agents[i].Address, Counters: c})
+		r.udpStats = append(r.udpStats, f.UDP...)
 		mu.Unlock()
 		return nil
 	})
@@ -622,7 +625,7 @@ func (r *run) trace() *measure.Trace {
 	return &measure.Trace{Start: r.start, End: r.end, Delivered: r.delivered, Cut: r.cut, Now: now,
 		Window: [2]int64{-1, -1}, Bounds: r.l.bounds(r.p),
 		Hosts: &metrics.HostsRun{Engine: "hosts", Agents: agents, CC: r.cc(), Scale: r.e.Inventory.Scale,
-			ClockErrorS: r.clockError().Seconds(), HostCounters: r.counters}}
+			ClockErrorS: r.clockError().Seconds(), HostCounters: r.counters, Probes: r.probeResults()}}
 }
 
 // connProgress is what a sending connection had moved at a checkpoint, and

@@ -111,6 +111,9 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 	if spec == nil {
 		return nil, fmt.Errorf("job %s/%s has no scenario", job.Scenario, job.Variant)
 	}
+	if len(spec.Probes) > 0 {
+		return nil, errors.New("probes: paced UDP probes run on real hosts only (--engine hosts); the packet engine has no UDP transport")
+	}
 	ts := TopoSpec(spec)
 	limit := int64(spec.Sim.MemoryLimit)
 	if err := checkMemory(limit, topo.RouteTableBytes(ts), "the route tables"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"fabriclab/metrics"
@@ -221,5 +222,17 @@ func TestLateFlowsIdealFromFirstStart(t *testing.T) {
 	}
 	if r.BusBWGBps != 0 {
 		t.Fatalf("a flow list reported busbw %.2f GB/s", r.BusBWGBps)
+	}
+}
+
+// Probes are real hosts' only: the packet engine says so rather than
+// leaving them out.
+func TestProbesRefused(t *testing.T) {
+	f, err := scenario.Parse("p.yaml", []byte("topology: {hosts: 4, hosts_per_leaf: 2, spines: 1}\nworkload: {kind: alltoall, sizes: {list: [64KiB]}}\nprobes: [{from: 0, to: 3, rate: 1Gbps}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), f.Jobs()[0], nil); err == nil || !strings.Contains(err.Error(), "--engine hosts") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -229,6 +229,36 @@ type HostsRun struct {
 	// the run (after − before); a counter an agent does not expose is
 	// absent, never 0.
 	HostCounters []AgentCounters `json:"host_counters,omitempty"`
+	// Probes are the scenario's paced UDP probes, in its order.
+	Probes []Probe `json:"probes,omitempty"`
+}
+
+// Probe is one paced UDP probe over a run: what its sender sent and what
+// its receiver counted by sequence number. Sent and SendErrors, or
+// Received and what follows it, are −1 when that end reported nothing
+// (its agent failed).
+type Probe struct {
+	From      int     `json:"from"`
+	To        int     `json:"to"`
+	RateGbps  float64 `json:"rate_gbps"`
+	SizeBytes int64   `json:"size_bytes"`
+	Sent      int64   `json:"sent"` // datagrams
+	SentBytes int64   `json:"sent_bytes"`
+	// SendErrors counts datagrams the sender's kernel refused (a full
+	// socket buffer): never on the wire, not lost by the fabric.
+	SendErrors    int64 `json:"send_errors"`
+	Received      int64 `json:"received"` // datagrams, duplicates included
+	ReceivedBytes int64 `json:"received_bytes"`
+	// Lost are sequence numbers below the highest received that never
+	// came; LossPct is Lost / Sent.
+	Lost       int64   `json:"lost"`
+	LossPct    float64 `json:"loss_pct"`
+	Reordered  int64   `json:"reordered"`
+	Duplicates int64   `json:"duplicates"`
+	Late       int64   `json:"late"` // too far behind to tell reordered from duplicate
+	// JitterS is the receiver's RFC 3550 interarrival jitter (one-way,
+	// so clock offsets cancel).
+	JitterS float64 `json:"jitter_s"`
 }
 
 // AgentCounters are one agent's counters over a run.

@@ -412,6 +412,9 @@ func WriteTables(w io.Writer, o Output) error {
 		if err := WriteEndpointsTable(w, v); err != nil {
 			return err
 		}
+		if err := WriteProbesTable(w, v); err != nil {
+			return err
+		}
 		if err := WriteExplain(w, v); err != nil {
 			return err
 		}

@@ -206,7 +206,7 @@ func parse(name string, data []byte, o Options) (*File, error) {
 }
 
 // Keys a variant may override: everything but the scenario name.
-var variantKeys = []string{"description", "jobs", "nic", "seed", "sim", "switch", "topology", "transport", "workload"}
+var variantKeys = []string{"description", "jobs", "nic", "probes", "seed", "sim", "switch", "topology", "transport", "workload"}
 
 func (f *File) decode() error {
 	w := newWalker(f.Path)
@@ -523,6 +523,11 @@ func finalized(raw *Scenario) *Scenario {
 	for i := range s.Jobs {
 		finalizeWorkload(&s.Jobs[i].Workload, s.Topology)
 		s.Jobs[i].Name = strings.TrimSpace(s.Jobs[i].Name)
+	}
+	for i := range s.Probes {
+		if s.Probes[i].Size == 0 {
+			s.Probes[i].Size = defaultProbeLen
+		}
 	}
 	return s
 }

@@ -174,6 +174,10 @@ func TestValidationErrors(t *testing.T) {
 	}{
 		// Reading: keys, shapes, units.
 		{"unknown top key", "foo", minimal + "foo: 1 # <-\n"},
+		{"probe to itself", "probes[0].to", minimal + "probes:\n  - {from: 3, to: 3, rate: 1Gbps} # <-\n"},
+		{"probe off the topology", "probes[1].to", minimal + "probes:\n  - {from: 0, to: 1, rate: 1Gbps}\n  - {from: 0, to: 32, rate: 1Gbps} # <-\n"},
+		{"probe without a rate", "probes[0].rate", minimal + "probes:\n  - {from: 0, to: 1} # <-\n"},
+		{"probe datagram too large", "probes[0].size", minimal + "probes:\n  - {from: 0, to: 1, rate: 1Gbps, size: 64KiB} # <-\n"},
 		{"unknown nested key", "nic.mtuu", minimal + "nic:\n  mtuu: 4KB # <-\n"},
 		{"bad rate unit", "topology.host_link.rate", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  host_link: {rate: 400Gbs} # <-\n"},
 		{"rate in bytes", "topology.fabric_link.rate", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  fabric_link:\n    rate: 50GB/s # <-\n"},
@@ -786,5 +790,14 @@ func TestNotesOnReorderingWithGoBackN(t *testing.T) {
 	s.NIC.OutOfOrder = "accept"
 	if n := Notes(s); len(n) != 0 {
 		t.Fatalf("spraying with accept: %v", n)
+	}
+}
+
+// Probes keep their order and values; a size left out is 1KiB.
+func TestProbes(t *testing.T) {
+	f := mustParse(t, minimal+"probes:\n  - {from: 0, to: 9, rate: 2Gbps}\n  - {from: 9, to: 0, rate: 10Mbps, size: 9000B}\n")
+	want := []Probe{{From: 0, To: 9, Rate: 2 * units.Gbps, Size: units.KiB}, {From: 9, To: 0, Rate: 10 * units.Mbps, Size: 9000}}
+	if got := f.Base.Probes; !reflect.DeepEqual(got, want) {
+		t.Errorf("probes %+v, want %+v", got, want)
 	}
 }

@@ -22,7 +22,10 @@ type Scenario struct {
 	// Jobs run alongside the workload (job 0, "main"), each with its own
 	// start offset and one data size; see "Several jobs" in the README.
 	Jobs []JobSpec `yaml:"jobs" json:"jobs,omitempty"`
-	Sim  SimOpts   `yaml:"sim" json:"sim"`
+	// Probes are paced UDP streams beside the workload, on real hosts
+	// only (see "Real hosts" in the README).
+	Probes []Probe `yaml:"probes" json:"probes,omitempty"`
+	Sim    SimOpts `yaml:"sim" json:"sim"`
 	// Variants override keys of the base scenario; each variant is run with
 	// every data size. An empty list means one variant named "base".
 	Variants []Variant `yaml:"variants" json:"-"`
@@ -93,6 +96,17 @@ type Failure struct {
 	From string         `yaml:"from" json:"from"`
 	To   string         `yaml:"to" json:"to"`
 	At   units.Duration `yaml:"at" json:"at"`
+}
+
+// Probe is a paced UDP stream from host From to host To at Rate in
+// datagrams of Size bytes of payload (sequence-numbered: loss,
+// reordering, duplicates and one-way jitter are counted), from the run's
+// start to its end.
+type Probe struct {
+	From int        `yaml:"from" json:"from"`
+	To   int        `yaml:"to" json:"to"`
+	Rate units.Rate `yaml:"rate" json:"rate"`
+	Size units.Size `yaml:"size" json:"size"`
 }
 
 // Link is a rate and a one-way propagation delay.

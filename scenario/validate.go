@@ -154,6 +154,7 @@ func (c *checker) check(s *Scenario) error {
 	c.transport(s.Transport, s.Topology)
 	c.workload(s.Workload, s.Topology, s.Sim.TimeLimit)
 	c.jobs(s)
+	c.probes(s)
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
 	c.need(s.Sim.ExplainSlowdown >= 1 && s.Sim.ExplainSlowdown <= 1e6, "sim.explain_slowdown", "must be between 1 and 1e6, got %v", s.Sim.ExplainSlowdown)
@@ -635,6 +636,33 @@ func (c *checker) placementAt(p string, w Workload, t Topology, ranks int) {
 		if _, err := JobHosts(w, t, 0); err != nil {
 			c.fail(p+"host_offset", "%v", err)
 		}
+	}
+}
+
+// Probe bounds: a datagram holds the data plane's sequence header and
+// fits one IPv4 UDP datagram.
+const (
+	maxProbes       = 1024
+	minProbeSize    = 16
+	maxProbeSize    = 65507
+	defaultProbeLen = 1024
+)
+
+// probes checks the UDP probes: two different hosts of the topology, a
+// rate, a datagram size.
+func (c *checker) probes(s *Scenario) {
+	if len(s.Probes) == 0 {
+		return
+	}
+	c.need(len(s.Probes) <= maxProbes, "probes", "%d probes is more than the limit of %d", len(s.Probes), maxProbes)
+	hosts := Hosts(s.Topology)
+	for i, pr := range s.Probes {
+		p := fmt.Sprintf("probes[%d].", i)
+		c.need(pr.From >= 0 && pr.From < hosts, p+"from", "host %d is not one of the topology's hosts 0…%d", pr.From, hosts-1)
+		c.need(pr.To >= 0 && pr.To < hosts, p+"to", "host %d is not one of the topology's hosts 0…%d", pr.To, hosts-1)
+		c.need(pr.From != pr.To, p+"to", "a probe runs between two different hosts, got %d → %d", pr.From, pr.To)
+		c.need(pr.Rate > 0, p+"rate", "a probe needs a rate (e.g. 1Gbps), got %v", pr.Rate)
+		c.need(pr.Size == 0 || pr.Size >= minProbeSize && pr.Size <= maxProbeSize, p+"size", "must be between %dB and %dB of payload (0 = %dB), got %v", minProbeSize, maxProbeSize, defaultProbeLen, pr.Size)
 	}
 }
 
