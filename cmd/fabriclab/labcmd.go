@@ -26,21 +26,23 @@ func (a *app) labCmd() *cobra.Command {
 namespace per host and per switch, links as veth pairs shaped to the
 scenario's (scaled) link rates, switches routing with ECMP or the
 scenario's static routes, a management network to the root namespace, and
-one agent per host. lab down removes it. Both need root.
+one agent per host. lab status shows what of it is on this machine; lab
+down removes it. Up and down need root.
 
 The lab cannot emulate propagation delay, ECN marking or PFC (the kernel
 offers tbf, htb and fifo qdiscs, no netem or red).`,
 		Example: `  sudo fabriclab lab up examples/hosts-any-to-any.yaml --scale 1/1000
   sudo fabriclab run examples/hosts-any-to-any.yaml --engine hosts --agents lab
+  sudo fabriclab lab status
   sudo fabriclab lab down`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErr(cmd, "unknown lab command %q: use lab up or lab down", args[0])
+				return usageErr(cmd, "unknown lab command %q: use lab up, lab status or lab down", args[0])
 			}
-			return usageErr(cmd, "lab needs a command: up or down")
+			return usageErr(cmd, "lab needs a command: up, status or down")
 		},
 	}
-	cmd.AddCommand(a.labUpCmd(), a.labDownCmd())
+	cmd.AddCommand(a.labUpCmd(), a.labStatusCmd(), a.labDownCmd())
 	return cmd
 }
 
@@ -187,6 +189,68 @@ func (a *app) printLab(w io.Writer, path string, l *nslab.Lab, agents bool) {
 		down += " --state-dir " + l.StateDir
 	}
 	fmt.Fprintf(w, "then: %s\n", down)
+}
+
+func (a *app) labStatusCmd() *cobra.Command {
+	var stateDir, prefix string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the namespace lab on this machine: its state, namespaces and agents",
+		Long: `lab status says whether a lab is up: the lab recorded in --state-dir (its
+topology, rates and agents file), and the namespaces, root interfaces
+and processes (the agents) on this machine whose names start with its
+prefix — found by name, as lab down finds them, so a lab a crash left
+behind shows too. It changes nothing. It exits 0 when the lab is whole
+(every host namespace up with its agent), 1 otherwise.`,
+		Example: `  sudo fabriclab lab status
+  sudo fabriclab lab status --prefix lab2- --state-dir /run/lab2`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if prefix != "" {
+				if err := nslab.CheckPrefix(prefix); err != nil {
+					return usageErr(cmd, "--prefix: %v", err)
+				}
+			}
+			st, err := nslab.LabStatus(cmd.Context(), nslab.Options{Prefix: prefix, StateDir: stateDir})
+			if err != nil {
+				return err
+			}
+			return a.printLabStatus(st)
+		},
+	}
+	labStateFlags(cmd.Flags().StringVar, &stateDir, &prefix)
+	return cmd
+}
+
+// printLabStatus prints st; an error when the lab is not whole.
+func (a *app) printLabStatus(st *nslab.Status) error {
+	w := a.stdout
+	if st.Empty() {
+		fmt.Fprintf(w, "no lab with prefix %s here\n", st.Prefix)
+		return &exitErr{exitError, ""}
+	}
+	procs := 0
+	for _, ps := range st.Processes {
+		procs += len(ps)
+	}
+	if st.Lab == nil {
+		fmt.Fprintf(w, "lab %s: no state recorded, but %s, %s and %s are here (left by a crash?): sudo fabriclab lab down --prefix %s\n",
+			st.Prefix, plural(len(st.Namespaces), "namespace"), plural(len(st.Links), "interface"), labCount(procs, "process", "processes"), st.Prefix)
+		return &exitErr{exitError, ""}
+	}
+	l := st.Lab
+	up, want := st.Hosts()
+	agents := st.Agents()
+	fmt.Fprintf(w, "lab %s: %s of %s and %s (variant %s), scale %s, shaped with %s\n",
+		l.Prefix, l.Topology, plural(want, "host"), labCount(len(l.Switches), "switch", "switches"), l.Variant, l.ScaleText, l.Qdisc)
+	fmt.Fprintf(w, "  namespaces %d of %d up, %s on the host side\n", len(st.Namespaces), want+len(l.Switches), labCount(agents, "agent", "agents"))
+	fmt.Fprintf(w, "  state      %s (agents file %s)\n", l.StateDir, nslab.AgentsPath(l.StateDir))
+	if up == want && len(st.Namespaces) == want+len(l.Switches) && agents == want {
+		fmt.Fprintf(w, "  whole: ready for fabriclab run FILE --engine hosts --agents %s\n", nslab.AgentsPath(l.StateDir))
+		return nil
+	}
+	fmt.Fprintf(w, "  not whole: %d of %d host namespaces, %d of %d agents; rebuild with lab up --replace\n", up, want, agents, want)
+	return &exitErr{exitError, ""}
 }
 
 func (a *app) labDownCmd() *cobra.Command {

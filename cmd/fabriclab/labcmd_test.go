@@ -33,6 +33,7 @@ func TestLabUsageErrors(t *testing.T) {
 		{"lab", "up", "a.yaml", "--prefix", "Lab"},
 		{"lab", "up", "a.yaml", "--mgmt-subnet", "10.254.0.0"},
 		{"lab", "down", "extra"},
+		{"lab", "status", "extra"},
 		{"lab", "down", "--prefix", "waytoolongprefix-"},
 	} {
 		code, out, errOut := labExec(args...)
@@ -47,7 +48,7 @@ func TestLabUsageErrors(t *testing.T) {
 }
 
 func TestLabHelp(t *testing.T) {
-	for _, args := range [][]string{{"lab", "--help"}, {"lab", "up", "--help"}, {"lab", "down", "--help"}} {
+	for _, args := range [][]string{{"lab", "--help"}, {"lab", "up", "--help"}, {"lab", "down", "--help"}, {"lab", "status", "--help"}} {
 		code, out, _ := labExec(args...)
 		if code != 0 || !strings.Contains(out, "Examples:\n  sudo fabriclab lab ") {
 			t.Errorf("%v: exit %d, no examples in\n%s", args, code, out)
@@ -129,6 +130,12 @@ func TestLabUpDown(t *testing.T) {
 	if code, _, errOut = labExec(append(up, "--replace")...); code != 0 {
 		t.Fatalf("lab up --replace: exit %d: %s", code, errOut)
 	}
+	// Without agents the lab is up but not whole: status says so, exit 1.
+	code, out, errOut = labExec("lab", "status", "--state-dir", dir)
+	if code != exitError || !strings.HasPrefix(out, "lab "+prefix+": leaf-spine of 2 hosts and 3 switches (variant second)") ||
+		!strings.Contains(out, "namespaces 5 of 5 up, 0 agents") || !strings.Contains(out, "not whole: 2 of 2 host namespaces, 0 of 2 agents") {
+		t.Errorf("lab status: exit %d: %s%s", code, out, errOut)
+	}
 
 	code, out, errOut = labExec("lab", "down", "--state-dir", dir)
 	if code != 0 || !strings.HasPrefix(out, "lab "+prefix+": removed 5 namespaces") {
@@ -137,5 +144,9 @@ func TestLabUpDown(t *testing.T) {
 	code, out, _ = labExec("lab", "down", "--state-dir", dir, "--prefix", prefix)
 	if code != 0 || out != "no lab with prefix "+prefix+" here: nothing to remove\n" {
 		t.Errorf("lab down again: exit %d: %q", code, out)
+	}
+	code, out, _ = labExec("lab", "status", "--state-dir", dir, "--prefix", prefix)
+	if code != exitError || out != "no lab with prefix "+prefix+" here\n" {
+		t.Errorf("lab status after down: exit %d: %q", code, out)
 	}
 }
