@@ -28,6 +28,8 @@ type WorkloadKind struct {
 	ReadsLoad, ReadsDuration bool
 	// ReadsStreamKeys kinds read clients, servers, depth and checkpoint.
 	ReadsStreamKeys bool
+	// ReadsIncastKeys kinds read senders and target.
+	ReadsIncastKeys bool
 	// ranks, when set, is the kind's rank count (else ranks, or every
 	// host from host_offset).
 	ranks func(w Workload) int
@@ -157,7 +159,7 @@ func workloadKindsCatalogue() []*WorkloadKind {
 			idealBytes: func(_ Workload, _ Topology, _ int, size units.Size) (float64, int, bool) {
 				return float64(size), 1, true // each host sends one size
 			}},
-		&WorkloadKind{Name: "incast",
+		&WorkloadKind{Name: "incast", ReadsIncastKeys: true,
 			check: func(c *checker, p string, _ int, w Workload, _ Topology, _, hosts int, _ units.Duration) {
 				c.need(w.Senders >= 1, p+"senders", "incast needs at least 1 sender, got %d", w.Senders)
 				c.need(w.Target >= 0 && w.Target < hosts, p+"target", "host %d is not in the topology (hosts 0–%d)", w.Target, hosts-1)

@@ -174,6 +174,7 @@ func TestValidationErrors(t *testing.T) {
 	}{
 		// Reading: keys, shapes, units.
 		{"unknown top key", "foo", minimal + "foo: 1 # <-\n"},
+		{"incast keys on another kind", "workload.senders", topo + "workload:\n  kind: any-to-any\n  clients: 2\n  servers: 2\n  duration: 1ms\n  senders: 3 # <-\n"},
 		{"probe to itself", "probes[0].to", minimal + "probes:\n  - {from: 3, to: 3, rate: 1Gbps} # <-\n"},
 		{"probe off the topology", "probes[1].to", minimal + "probes:\n  - {from: 0, to: 1, rate: 1Gbps}\n  - {from: 0, to: 32, rate: 1Gbps} # <-\n"},
 		{"probe without a rate", "probes[0].rate", minimal + "probes:\n  - {from: 0, to: 1} # <-\n"},

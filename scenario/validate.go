@@ -418,6 +418,10 @@ func (c *checker) workloadAt(p string, job int, w Workload, t Topology, limit un
 		c.need(w.Clients == 0 && w.Servers == 0 && w.Depth == 0 && w.Checkpoint == 0, p+"clients",
 			"clients, servers, depth and checkpoint are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsStreamKeys }, " and "))
 	}
+	if !k.ReadsIncastKeys {
+		c.need(w.Senders == 0 && w.Target == 0, p+"senders",
+			"senders and target are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsIncastKeys }, " and "))
+	}
 	if !k.ReadsMessageKeys {
 		c.need(w.SizeDist == "" && w.Pattern == "" && w.Buckets == "" && w.BucketCount == 0 && w.ResponseSize == 0, p+"size_dist",
 			"size_dist, pattern, buckets, bucket_count and response_size are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsMessageKeys }, " and "))
