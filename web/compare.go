@@ -1,0 +1,136 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"fabriclab/report"
+	"fabriclab/report/charts"
+	"fabriclab/store"
+)
+
+// maxCompare bounds the runs of one comparison.
+const maxCompare = 16
+
+// compareSel is the comparison's selection: RUN or RUN:VARIANT per run
+// parameter, in order.
+type compareSel struct {
+	id      int64
+	variant string
+}
+
+func parseSel(q url.Values) ([]compareSel, error) {
+	var out []compareSel
+	for _, raw := range q["run"] {
+		for _, s := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' }) {
+			run, variant, hasVariant := strings.Cut(s, ":")
+			id, err := store.ParseID(run)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not RUN or RUN:VARIANT", s)
+			}
+			if hasVariant && variant == "" {
+				return nil, fmt.Errorf("%q: empty variant after ':'", s)
+			}
+			out = append(out, compareSel{id, variant})
+		}
+	}
+	if len(out) > maxCompare {
+		return nil, fmt.Errorf("at most %d runs at once", maxCompare)
+	}
+	return out, nil
+}
+
+// columns reads the selected runs: one column per variant, named
+// "N:variant", and the report sources.
+func (s *Server) columns(sel []compareSel) ([]report.Column, []charts.Source, error) {
+	type loaded struct {
+		out report.Output
+		m   store.Meta
+	}
+	runs := map[int64]loaded{}
+	var cols []report.Column
+	var srcs []charts.Source
+	for _, a := range sel {
+		l, ok := runs[a.id]
+		if !ok {
+			out, m, err := s.cfg.Store.Run(a.id)
+			if err != nil {
+				return nil, nil, err
+			}
+			l = loaded{out, m}
+			runs[a.id] = l
+		}
+		src := l.out
+		src.Variants = nil
+		var names []string
+		for _, v := range l.out.Variants {
+			names = append(names, v.Name)
+			if a.variant == "" || v.Name == a.variant {
+				cols = append(cols, report.Column{Name: fmt.Sprintf("%d:%s", a.id, v.Name), Results: v.Results})
+				src.Variants = append(src.Variants, v)
+			}
+		}
+		if len(src.Variants) == 0 {
+			return nil, nil, fmt.Errorf("run %d has no variant %q (variants: %s)", a.id, a.variant, strings.Join(names, ", "))
+		}
+		srcs = append(srcs, charts.Source{Label: fmt.Sprintf("run %d", a.id), Output: src, ScenarioText: l.m.ScenarioText})
+	}
+	return cols, srcs, nil
+}
+
+func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
+	sel, err := parseSel(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	data := map[string]any{"Query": r.URL.Query().Get("run")}
+	if len(sel) > 0 {
+		cols, _, err := s.columns(sel)
+		if err != nil {
+			s.fail(w, r, http.StatusNotFound, oneLine(err.Error()))
+			return
+		}
+		if len(cols) < 2 {
+			data["Error"] = "nothing to compare: name another run or variant"
+		} else {
+			var tables []map[string]string
+			for _, m := range report.AllMetrics {
+				var b bytes.Buffer
+				if err := report.WriteCompare(&b, cols, m); err != nil {
+					s.fail(w, r, http.StatusInternalServerError, oneLine(err.Error()))
+					return
+				}
+				mt, _ := report.LookupMetric(m)
+				tables = append(tables, map[string]string{"Title": mt.Title, "Text": b.String()})
+			}
+			data["Tables"] = tables
+			data["ReportURL"] = "/compare/report?" + r.URL.RawQuery
+			var names []string
+			for _, c := range cols {
+				names = append(names, c.Name)
+			}
+			data["Columns"] = names
+		}
+	}
+	s.render(w, r, "compare", "Compare", data)
+}
+
+// compareReport is the report of the selected runs side by side (the
+// compare page frames it): their bus-bandwidth curves overlaid.
+func (s *Server) compareReport(w http.ResponseWriter, r *http.Request) {
+	sel, err := parseSel(r.URL.Query())
+	if err != nil || len(sel) == 0 {
+		s.fail(w, r, http.StatusBadRequest, "name the runs to compare (run=RUN or RUN:VARIANT)")
+		return
+	}
+	_, srcs, err := s.columns(sel)
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, oneLine(err.Error()))
+		return
+	}
+	s.writeReport(w, r, srcs, "")
+}

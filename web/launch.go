@@ -1,0 +1,523 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"fabriclab/report"
+	"fabriclab/runner"
+	"fabriclab/scenario"
+	"fabriclab/store"
+	"fabriclab/units"
+)
+
+// Launch states.
+const (
+	stateQueued  = "queued"
+	stateRunning = "running"
+)
+
+// launch is one scenario launched from the page: queued for a worker,
+// then run and saved as a store run.
+type launch struct {
+	ID     int64
+	Name   string
+	Source string // the example's name, or "pasted"
+	file   *scenario.File
+	text   []byte
+	sets   []string
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	state    string // stateQueued, stateRunning, or the run's final store status
+	runID    int64
+	done     int
+	total    int
+	running  map[int]func() float64 // index → the job's progress
+	errMsg   string
+	changed  chan struct{} // closed and replaced at every change (SSE wakes on it)
+	started  time.Time
+	finished time.Time
+}
+
+// progress is what the page and the events stream show of a launch.
+type progress struct {
+	ID       int64   `json:"id"`
+	Name     string  `json:"name"`
+	State    string  `json:"state"`
+	RunID    int64   `json:"run_id,omitempty"`
+	Done     int     `json:"done"`
+	Total    int     `json:"total"`
+	Fraction float64 `json:"fraction"`
+	Error    string  `json:"error,omitempty"`
+	Final    bool    `json:"final"`
+}
+
+func (l *launch) snapshot() progress {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := progress{ID: l.ID, Name: l.Name, State: l.state, RunID: l.runID, Done: l.done, Total: l.total, Error: l.errMsg}
+	frac := float64(l.done)
+	for _, f := range l.running {
+		frac += min(max(f(), 0), 1)
+	}
+	if l.total > 0 {
+		p.Fraction = frac / float64(l.total)
+	}
+	p.Final = l.state != stateQueued && l.state != stateRunning
+	return p
+}
+
+// update changes l under its lock and wakes its watchers.
+func (l *launch) update(f func()) {
+	l.mu.Lock()
+	f()
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+}
+
+func (l *launch) watch() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+// launcher is the server's worker pool.
+type launcher struct {
+	s      *Server
+	queue  chan *launch
+	ctx    context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	nextID int64
+	byID   map[int64]*launch
+	closed bool
+}
+
+func newLauncher(s *Server) *launcher {
+	ctx, stop := context.WithCancel(context.Background())
+	q := s.cfg.MaxQueued
+	if q <= 0 {
+		q = 16
+	}
+	lr := &launcher{s: s, queue: make(chan *launch, q), ctx: ctx, stop: stop, byID: map[int64]*launch{}}
+	for range max(s.cfg.Workers, 1) {
+		lr.wg.Add(1)
+		go lr.work()
+	}
+	return lr
+}
+
+func (lr *launcher) close() {
+	lr.mu.Lock()
+	if lr.closed {
+		lr.mu.Unlock()
+		return
+	}
+	lr.closed = true
+	lr.mu.Unlock()
+	lr.stop()
+	lr.wg.Wait()
+}
+
+// add queues l; false when the queue is full or the server is closing.
+func (lr *launcher) add(l *launch) bool {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if lr.closed {
+		return false
+	}
+	lr.nextID++
+	l.ID = lr.nextID
+	l.ctx, l.cancel = context.WithCancel(lr.ctx)
+	l.state, l.changed = stateQueued, make(chan struct{})
+	select {
+	case lr.queue <- l:
+		lr.byID[l.ID] = l
+		return true
+	default:
+		lr.nextID--
+		l.cancel()
+		return false
+	}
+}
+
+func (lr *launcher) get(id int64) *launch {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.byID[id]
+}
+
+func (lr *launcher) work() {
+	defer lr.wg.Done()
+	for {
+		select {
+		case l := <-lr.queue:
+			lr.run(l)
+		case <-lr.ctx.Done():
+			// Drain: what never started is interrupted.
+			for {
+				select {
+				case l := <-lr.queue:
+					l.update(func() { l.state = store.StatusInterrupted; l.errMsg = "the server stopped before it ran" })
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// run runs a launch and saves it as a store run.
+func (lr *launcher) run(l *launch) {
+	s := lr.s
+	if l.ctx.Err() != nil {
+		l.update(func() { l.state = store.StatusInterrupted; l.errMsg = "cancelled before it started" })
+		return
+	}
+	f := l.file
+	jobs := f.Jobs()
+	vs, seed, name := variantsOf(f, jobs)
+	started := time.Now().UTC()
+	id, err := s.cfg.Store.BeginRun(store.Meta{Name: name, ScenarioFile: l.Source, ScenarioText: string(l.text), Seed: seed,
+		Sets: l.sets, Version: s.cfg.Version, Tags: []string{"web"}, Started: started.Format(time.RFC3339), Expected: len(jobs)}, vs)
+	if err != nil {
+		l.update(func() { l.state = store.StatusFailed; l.errMsg = "could not save the run: " + oneLine(err.Error()) })
+		return
+	}
+	l.update(func() {
+		l.state, l.runID, l.total, l.started = stateRunning, id, len(jobs), started
+		l.running = map[int]func() float64{}
+	})
+	s.logf("launch %d (%s) is run %d: %d jobs", l.ID, name, id, len(jobs))
+	rep := &launchReporter{l: l, s: s, runID: id}
+	rn := runner.Runner{Run: s.cfg.Run, Parallel: max(s.cfg.Parallel, 1), Reporter: rep}
+	results := rn.RunAll(l.ctx, jobs)
+	status := store.StatusDone
+	for _, jr := range results {
+		if jr.Err != nil && !(l.ctx.Err() != nil && errors.Is(jr.Err, context.Canceled)) {
+			status = store.StatusFailed
+		}
+	}
+	if l.ctx.Err() != nil {
+		status = store.StatusInterrupted
+	}
+	rep.mu.Lock()
+	saveErr := rep.saveErr
+	rep.mu.Unlock()
+	if saveErr != nil {
+		status = store.StatusIncomplete
+	}
+	if err := s.cfg.Store.FinishRun(id, status, time.Now().UTC().Format(time.RFC3339)); err != nil && saveErr == nil {
+		saveErr = err
+	}
+	l.update(func() {
+		l.state, l.finished = status, time.Now()
+		if saveErr != nil {
+			l.errMsg = "not everything could be saved: " + oneLine(saveErr.Error())
+		}
+	})
+	s.logf("launch %d (run %d) %s", l.ID, id, status)
+}
+
+// variantsOf is the run's variants as the store keeps them, its seed and
+// name.
+func variantsOf(f *scenario.File, jobs []scenario.Job) ([]report.VariantResult, uint64, string) {
+	var vs []report.VariantResult
+	for _, v := range f.Variants {
+		vr := report.VariantResult{Name: v.Name, Parent: v.Parent}
+		for _, sv := range v.Sweep {
+			vr.Sweep = append(vr.Sweep, report.SweepValue{Key: sv.Key, Value: sv.Value})
+		}
+		if v.Spec != nil {
+			vr.Collective = v.Spec.Workload.Kind
+		}
+		vs = append(vs, vr)
+	}
+	for _, j := range jobs {
+		for len(vs) <= j.VariantIndex {
+			vs = append(vs, report.VariantResult{})
+		}
+		if v := &vs[j.VariantIndex]; v.Name == "" {
+			v.Name = j.Variant
+			if j.Spec != nil {
+				v.Collective = j.Spec.Workload.Kind
+			}
+		}
+	}
+	var seed uint64
+	name := ""
+	if f.Base != nil {
+		seed, name = f.Base.Seed, f.Base.Name
+	}
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
+	}
+	return vs, seed, name
+}
+
+// launchReporter saves each result as its job ends and keeps the
+// launch's progress.
+type launchReporter struct {
+	l       *launch
+	s       *Server
+	runID   int64
+	mu      sync.Mutex
+	saveErr error
+}
+
+func (r *launchReporter) Start(total, workers int) {}
+func (r *launchReporter) JobStart(index int, _ scenario.Job, frac func() float64) {
+	r.l.update(func() { r.l.running[index] = frac })
+}
+func (r *launchReporter) JobDone(ev runner.JobEvent) {
+	res := ev.Result
+	keep := true
+	if ev.Err != nil {
+		if ev.Stopped && errors.Is(ev.Err, context.Canceled) && res.SizeBytes == 0 && res.CCTS == 0 {
+			keep = false
+		} else if !errors.Is(ev.Err, context.Canceled) {
+			res.Error = ev.Err.Error()
+		}
+		res.Complete = false
+	}
+	if res.SizeBytes == 0 {
+		res.SizeBytes = int64(ev.Job.Size)
+	}
+	if keep {
+		if err := r.s.cfg.Store.AddResult(r.runID, ev.Job.VariantIndex, ev.Job.SizeIndex, res); err != nil {
+			r.mu.Lock()
+			if r.saveErr == nil {
+				r.saveErr = err
+			}
+			r.mu.Unlock()
+		}
+	}
+	r.l.update(func() {
+		delete(r.l.running, ev.Index)
+		r.l.done = ev.Done
+		if ev.Err != nil && !errors.Is(ev.Err, context.Canceled) && r.l.errMsg == "" {
+			r.l.errMsg = fmt.Sprintf("%s/%s: %s", ev.Job.Variant, units.Size(res.SizeBytes), oneLine(ev.Err.Error()))
+		}
+	})
+}
+func (r *launchReporter) Interrupted(running int) {}
+func (r *launchReporter) Finish(interrupted bool) {}
+
+// examples lists the scenario files of the examples directory by name.
+func (s *Server) examples() []string {
+	if s.cfg.ExamplesDir == "" {
+		return nil
+	}
+	ents, err := os.ReadDir(s.cfg.ExamplesDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if n := e.Name(); e.Type().IsRegular() && (strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// example reads the example of that name (only a name the listing has).
+func (s *Server) example(name string) ([]byte, bool) {
+	for _, n := range s.examples() {
+		if n == name {
+			b, err := os.ReadFile(filepath.Join(s.cfg.ExamplesDir, n))
+			return b, err == nil && int64(len(b)) <= scenario.DefaultMaxBytes
+		}
+	}
+	return nil, false
+}
+
+func (s *Server) launchPage(w http.ResponseWriter, r *http.Request) {
+	data := map[string]any{"Examples": s.examples()}
+	if ex := r.URL.Query().Get("example"); ex != "" {
+		text, ok := s.example(ex)
+		if !ok {
+			s.fail(w, r, http.StatusNotFound, "no such example")
+			return
+		}
+		data["YAML"], data["Example"] = string(text), ex
+	}
+	s.render(w, r, "launch", "Launch", data)
+}
+
+// launchPost validates the scenario and queues it; a scenario with
+// errors comes back with them, line and column first.
+func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
+	text := r.PostFormValue("yaml")
+	ex := r.PostFormValue("example")
+	var sets []string
+	for _, line := range strings.Split(r.PostFormValue("sets"), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			sets = append(sets, line)
+		}
+	}
+	back := func(code int, msg string) {
+		w.WriteHeader(code)
+		s.render(w, r, "launch", "Launch", map[string]any{"Examples": s.examples(), "YAML": text, "Example": ex,
+			"Sets": strings.Join(sets, "\n"), "Error": msg})
+	}
+	source := "pasted"
+	if strings.TrimSpace(text) == "" {
+		if ex == "" {
+			back(http.StatusUnprocessableEntity, "paste a scenario or pick an example")
+			return
+		}
+		b, ok := s.example(ex)
+		if !ok {
+			back(http.StatusUnprocessableEntity, "no such example")
+			return
+		}
+		text, source = string(b), ex
+	} else if ex != "" {
+		if b, ok := s.example(ex); ok && string(b) == text {
+			source = ex
+		}
+	}
+	dir := s.cfg.ExamplesDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	name := filepath.Join(dir, source)
+	if source == "pasted" {
+		name = filepath.Join(dir, "pasted.yaml")
+	}
+	f, err := scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets})
+	if err != nil {
+		back(http.StatusUnprocessableEntity, strings.TrimPrefix(oneLine(err.Error()), dir+string(filepath.Separator)))
+		return
+	}
+	for _, ref := range f.ReferencedFiles() {
+		if !s.allowedRef(ref) {
+			back(http.StatusUnprocessableEntity, fmt.Sprintf("the scenario reads %s, outside the examples directory: the server runs only files it serves", filepath.Base(ref)))
+			return
+		}
+	}
+	if len(f.Jobs()) == 0 {
+		back(http.StatusUnprocessableEntity, "the scenario has no jobs to run")
+		return
+	}
+	l := &launch{Name: nameOf(f, source), Source: source, file: f, text: []byte(text), sets: sets}
+	if !s.jobs.add(l) {
+		back(http.StatusServiceUnavailable, "the server is busy: too many launches waiting; try again when one ends")
+		return
+	}
+	http.Redirect(w, r, "/launches/"+strconv.FormatInt(l.ID, 10), http.StatusSeeOther)
+}
+
+func nameOf(f *scenario.File, source string) string {
+	if f.Base != nil && f.Base.Name != "" {
+		return f.Base.Name
+	}
+	return source
+}
+
+// allowedRef reports whether a file a pasted scenario reads is one the
+// server offers: in the examples directory, or the shared size
+// distributions.
+func (s *Server) allowedRef(p string) bool {
+	inside := func(dir string) bool {
+		if dir == "" {
+			return false
+		}
+		absDir, err1 := filepath.Abs(dir)
+		absP, err2 := filepath.Abs(p)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		rel, err := filepath.Rel(absDir, absP)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	if inside(s.cfg.ExamplesDir) || inside(os.Getenv(scenario.WorkloadsEnv)) {
+		return true
+	}
+	return strings.HasSuffix(filepath.Dir(filepath.Clean(p)), filepath.Join("shared", "data", "workloads"))
+}
+
+// launchID reads the {id} of a launch path.
+func (s *Server) launchOf(w http.ResponseWriter, r *http.Request) *launch {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	var l *launch
+	if err == nil {
+		l = s.jobs.get(id)
+	}
+	if l == nil {
+		s.fail(w, r, http.StatusNotFound, "no such launch (launches are kept while the server runs)")
+	}
+	return l
+}
+
+func (s *Server) launchStatusPage(w http.ResponseWriter, r *http.Request) {
+	l := s.launchOf(w, r)
+	if l == nil {
+		return
+	}
+	s.render(w, r, "launchstatus", "Launch "+strconv.FormatInt(l.ID, 10), l.snapshot())
+}
+
+// launchEvents streams the launch's progress as Server-Sent Events: one
+// "progress" event at every change (and every half second while jobs
+// run), the last with final true.
+func (s *Server) launchEvents(w http.ResponseWriter, r *http.Request) {
+	l := s.launchOf(w, r)
+	if l == nil {
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		s.fail(w, r, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ch := l.watch()
+		p := l.snapshot()
+		b, _ := json.Marshal(p)
+		if _, err := fmt.Fprintf(w, "event: progress\ndata: %s\n\n", b); err != nil {
+			return
+		}
+		fl.Flush()
+		if p.Final {
+			return
+		}
+		select {
+		case <-ch:
+		case <-tick.C:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) launchCancel(w http.ResponseWriter, r *http.Request) {
+	l := s.launchOf(w, r)
+	if l == nil {
+		return
+	}
+	l.cancel()
+	s.logf("launch %d cancelled from %s", l.ID, r.RemoteAddr)
+	http.Redirect(w, r, "/launches/"+strconv.FormatInt(l.ID, 10), http.StatusSeeOther)
+}

@@ -1,0 +1,416 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"fabriclab/engine"
+	"fabriclab/lab"
+	"fabriclab/metrics"
+	"fabriclab/report"
+	"fabriclab/scenario"
+	"fabriclab/store"
+)
+
+const tinyScenario = `name: tiny
+topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 1, host_link: {rate: 100Gbps}, fabric_link: {rate: 100Gbps}}
+workload: {kind: alltoall, sizes: {list: [64KiB, 256KiB]}}
+variants:
+  - name: first
+  - name: second
+    nic: {mtu: 1KiB}
+`
+
+// rig is a server on a fresh store, with an examples directory.
+type rig struct {
+	t   *testing.T
+	st  *store.Store
+	s   *Server
+	ts  *httptest.Server
+	cli *http.Client
+}
+
+func newRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ex := filepath.Join(dir, "examples")
+	if err := os.MkdirAll(ex, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ex, "tiny.yaml"), []byte(tinyScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.ExamplesDir = st, ex
+	if cfg.Run == nil {
+		cfg.Run = lab.Run
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	jar, _ := cookiejar.New(nil)
+	cli := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &rig{t: t, st: st, s: s, ts: ts, cli: cli}
+}
+
+func (g *rig) get(path string) (int, string, http.Header) {
+	g.t.Helper()
+	resp, err := g.cli.Get(g.ts.URL + path)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (g *rig) post(path string, form url.Values) (int, string, http.Header) {
+	g.t.Helper()
+	resp, err := g.cli.PostForm(g.ts.URL+path, form)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// saveRun stores a finished run of name with rows of tinyScenario-like
+// results.
+func (g *rig) saveRun(name string, tags []string, note string, busbw float64) int64 {
+	g.t.Helper()
+	vs := []report.VariantResult{{Name: "first", Collective: "alltoall"}, {Name: "second", Collective: "alltoall"}}
+	id, err := g.st.BeginRun(store.Meta{Name: name, ScenarioFile: "x.yaml", ScenarioText: tinyScenario, Seed: 7,
+		Sets: []string{"nic.mtu=4KiB"}, Tags: tags, Note: note, Version: "test", Started: "2026-11-30T10:00:00Z", Expected: 4}, vs)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for v := range 2 {
+		for k, size := range []int64{65536, 262144} {
+			r := metrics.SizeResult{}
+			r.SizeBytes, r.Ranks, r.Flows, r.Complete = size, 4, 12, true
+			r.CCTS, r.BusBWGBps, r.AlgBWGBps = 1e-5*float64(k+1), busbw*float64(v+1), busbw
+			if err := g.st.AddResult(id, v, k, r); err != nil {
+				g.t.Fatal(err)
+			}
+		}
+	}
+	if err := g.st.FinishRun(id, store.StatusDone, "2026-11-30T10:01:00Z"); err != nil {
+		g.t.Fatal(err)
+	}
+	return id
+}
+
+func (g *rig) csrf() string { return g.s.csrfToken() }
+
+func TestPagesAndDownloads(t *testing.T) {
+	g := newRig(t, Config{})
+	a := g.saveRun("alpha", []string{"nightly"}, "first try", 10)
+	b := g.saveRun("beta", nil, "", 20)
+
+	code, body, h := g.get("/runs")
+	if code != 200 || !strings.Contains(body, ">alpha<") || !strings.Contains(body, ">beta<") || !strings.Contains(body, "--set nic.mtu=4KiB seed 7") {
+		t.Fatalf("runs: %d\n%s", code, body)
+	}
+	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || h.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("headers %v", h)
+	}
+	if strings.Index(body, ">beta<") > strings.Index(body, ">alpha<") {
+		t.Error("runs are not newest first")
+	}
+	for _, c := range []struct{ q, want, not string }{
+		{"?name=alp", ">alpha<", ">beta<"},
+		{"?tag=nightly", ">alpha<", ">beta<"},
+		{"?status=done&since=2026-11-30&until=2026-11-30", ">alpha<", "No runs"},
+		{"?since=2026-12-01", "No runs match", ">alpha<"},
+	} {
+		if code, body, _ := g.get("/runs" + c.q); code != 200 || !strings.Contains(body, c.want) || strings.Contains(body, c.not) {
+			t.Errorf("runs%s: %d, want %q and not %q", c.q, code, c.want, c.not)
+		}
+	}
+	if code, _, _ := g.get("/runs?since=yesterday"); code != 400 {
+		t.Errorf("a bad date: %d", code)
+	}
+
+	code, body, _ = g.get(fmt.Sprintf("/runs/%d", a))
+	for _, want := range []string{"first try", "nightly", "--set nic.mtu=4KiB", "busbw", "name: tiny", "/runs/1/report", "first: alltoall, 4 ranks, packet simulator"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	if code != 200 {
+		t.Fatalf("run page %d", code)
+	}
+	code, body, h = g.get(fmt.Sprintf("/runs/%d/report", a))
+	if code != 200 || !strings.Contains(body, "<svg") || strings.Contains(h.Get("Content-Security-Policy"), "script-src") || !strings.HasPrefix(h.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Errorf("report: %d, CSP %q", code, h.Get("Content-Security-Policy"))
+	}
+	code, body, h = g.get(fmt.Sprintf("/runs/%d/download/json", a))
+	var out report.Output
+	if code != 200 || json.Unmarshal([]byte(body), &out) != nil || len(out.Variants) != 2 || !strings.Contains(h.Get("Content-Disposition"), "run-1.json") {
+		t.Errorf("json download: %d %q", code, h.Get("Content-Disposition"))
+	}
+	if code, body, _ = g.get(fmt.Sprintf("/runs/%d/download/csv", a)); code != 200 || !strings.HasPrefix(body, "variant,") && !strings.Contains(body, "size_bytes") {
+		t.Errorf("csv download: %d %.80q", code, body)
+	}
+	if code, body, _ = g.get(fmt.Sprintf("/runs/%d/download/html", b)); code != 200 || !strings.Contains(body, "<svg") {
+		t.Errorf("html download: %d", code)
+	}
+
+	code, body, _ = g.get(fmt.Sprintf("/compare?run=%d&run=%d:second", a, b))
+	if code != 200 || !strings.Contains(body, "1:first, 1:second, 2:second") || !strings.Contains(body, "/compare/report?") || !strings.Contains(body, "bus bandwidth") {
+		t.Errorf("compare: %d\n%s", code, body)
+	}
+	if code, body, _ = g.get(fmt.Sprintf("/compare/report?run=%d,%d", a, b)); code != 200 || !strings.Contains(body, "run 2") {
+		t.Errorf("compare report: %d", code)
+	}
+}
+
+// Bad input: unknown ids, traversal, injection, oversized bodies, CSRF.
+func TestBadInput(t *testing.T) {
+	g := newRig(t, Config{})
+	evil := `<script>alert(1)</script>`
+	id := g.saveRun(evil, []string{"x"}, evil+`"onmouseover="x`, 1)
+	for _, p := range []string{"/runs/999", "/runs/abc", "/runs/-1", "/runs/1/download/exe", "/runs/1/../../etc/passwd",
+		"/launches/99", "/compare?run=99", "/nope", "/static/../server.go", "/launch?example=../web_test.go"} {
+		code, body, _ := g.get(p)
+		if code < 300 || code == 500 && !strings.Contains(body, "class=\"error\"") {
+			t.Errorf("%s: %d", p, code)
+		}
+		if strings.Contains(body, "package web") {
+			t.Errorf("%s served a source file", p)
+		}
+	}
+	for _, p := range []string{"/runs", fmt.Sprintf("/runs/%d", id)} {
+		_, body, _ := g.get(p)
+		if strings.Contains(body, evil) || !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Errorf("%s does not escape the run's name and note", p)
+		}
+	}
+	if code, _, _ := g.get("/compare?run=1:"); code != 400 {
+		t.Errorf("an empty variant: %d", code)
+	}
+	// POSTs need the CSRF token, and a same-site origin.
+	if code, body, _ := g.post("/launch", url.Values{"yaml": {tinyScenario}}); code != 403 || !strings.Contains(body, "CSRF") {
+		t.Errorf("launch without CSRF: %d", code)
+	}
+	req, _ := http.NewRequest("POST", g.ts.URL+"/launch", strings.NewReader(url.Values{"yaml": {tinyScenario}, "csrf": {g.csrf()}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "https://evil.example")
+	if resp, err := g.cli.Do(req); err != nil || resp.StatusCode != 403 {
+		t.Errorf("a cross-site POST: %v %v", resp.StatusCode, err)
+	}
+	big := strings.Repeat("x", maxBody+10)
+	if code, _, _ := g.post("/launch", url.Values{"yaml": {big}, "csrf": {g.csrf()}}); code != 413 {
+		t.Errorf("a huge body: %d", code)
+	}
+	// A scenario with an error comes back with it, line:column first.
+	code, body, _ := g.post("/launch", url.Values{"yaml": {"topology: {hosts: 4, hosts_per_leaf: 2}\nworkload: {kind: alltoal}\n"}, "csrf": {g.csrf()}})
+	if code != 422 || !regexp.MustCompile(`pasted\.yaml:2:\d+: workload\.kind`).MatchString(body) {
+		t.Errorf("an invalid scenario: %d\n%s", code, body)
+	}
+	// A pasted scenario may read files of the examples, none elsewhere.
+	outside := filepath.Join(t.TempDir(), "flows.txt")
+	for _, p := range []string{outside, filepath.Join(g.s.cfg.ExamplesDir, "flows.txt")} {
+		if err := os.WriteFile(p, []byte("0 1 1MB 0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flows := "topology: {hosts: 4, hosts_per_leaf: 2}\nworkload: {kind: flows, file: %s}\n"
+	code, body, _ = g.post("/launch", url.Values{"yaml": {fmt.Sprintf(flows, outside)}, "csrf": {g.csrf()}})
+	if code != 422 || !strings.Contains(body, "the scenario reads flows.txt, outside the examples directory") {
+		t.Errorf("a scenario reading a file elsewhere: %d\n%s", code, body)
+	}
+	if code, _, _ = g.post("/launch", url.Values{"yaml": {fmt.Sprintf(flows, "flows.txt")}, "csrf": {g.csrf()}}); code != http.StatusSeeOther {
+		t.Errorf("a scenario reading the examples' flows.txt: %d", code)
+	}
+}
+
+// With a token every page needs it: the login page sets a session cookie.
+func TestToken(t *testing.T) {
+	g := newRig(t, Config{Token: []byte("0123456789abcdef-secret")})
+	g.saveRun("alpha", nil, "", 1)
+	code, _, h := g.get("/runs")
+	if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/login?next=") {
+		t.Fatalf("without the token: %d %v", code, h)
+	}
+	if code, _, _ := g.get("/runs/1/download/json"); code != 401 {
+		t.Errorf("a download without the token: %d", code)
+	}
+	if code, _, _ := g.post("/login", url.Values{"token": {"wrong-token-000000"}, "csrf": {g.csrf()}}); code != 401 {
+		t.Errorf("a wrong token: %d", code)
+	}
+	code, _, h = g.post("/login", url.Values{"token": {"0123456789abcdef-secret"}, "csrf": {g.csrf()}, "next": {"//evil.example/"}})
+	if code != http.StatusSeeOther || h.Get("Location") != "/runs" || !strings.Contains(h.Get("Set-Cookie"), "HttpOnly") || !strings.Contains(h.Get("Set-Cookie"), "SameSite=Strict") {
+		t.Fatalf("login: %d %v", code, h)
+	}
+	if strings.Contains(h.Get("Set-Cookie"), "0123456789abcdef-secret") {
+		t.Error("the cookie holds the token itself")
+	}
+	if code, body, _ := g.get("/runs"); code != 200 || !strings.Contains(body, ">alpha<") {
+		t.Errorf("after login: %d", code)
+	}
+	req, _ := http.NewRequest("GET", g.ts.URL+"/runs", nil)
+	req.Header.Set("Authorization", "Bearer 0123456789abcdef-secret")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("a bearer token: %v %v", resp.StatusCode, err)
+	}
+}
+
+func TestListenRefusesOpenBinds(t *testing.T) {
+	if _, err := Listen("0.0.0.0:0", TLS{}, true); err == nil || !strings.Contains(err.Error(), "needs TLS") {
+		t.Errorf("0.0.0.0 without TLS: %v", err)
+	}
+	if _, err := Listen("0.0.0.0:0", TLS{CertFile: "c", KeyFile: "k"}, false); err == nil || !strings.Contains(err.Error(), "--token-file or --client-ca") {
+		t.Errorf("0.0.0.0 without a token: %v", err)
+	}
+	ln, err := Listen("127.0.0.1:0", TLS{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+}
+
+// A launch runs on the worker pool, streams its progress and lands in
+// the store; another is cancelled while it runs.
+func TestLaunchAndCancel(t *testing.T) {
+	block := make(chan struct{})
+	run := func(ctx context.Context, job scenario.Job, p engine.Progress) (metrics.SizeResult, error) {
+		if job.Spec.Name == "slow" {
+			select {
+			case <-block:
+			case <-ctx.Done():
+				return metrics.SizeResult{}, ctx.Err()
+			}
+		}
+		return lab.Run(ctx, job, p)
+	}
+	g := newRig(t, Config{Run: run, Workers: 2})
+	code, _, h := g.post("/launch", url.Values{"example": {"tiny.yaml"}, "csrf": {g.csrf()}})
+	if code != http.StatusSeeOther || h.Get("Location") != "/launches/1" {
+		t.Fatalf("launch: %d %v", code, h)
+	}
+	events := readEvents(t, g.ts.URL+"/launches/1/events")
+	last := events[len(events)-1]
+	if !last.Final || last.State != store.StatusDone || last.Done != 4 || last.Total != 4 || last.RunID == 0 {
+		t.Fatalf("last event %+v of %d", last, len(events))
+	}
+	out, m, err := g.st.Run(last.RunID)
+	if err != nil || m.Status != store.StatusDone || len(out.Variants) != 2 || len(out.Variants[1].Results) != 2 || m.ScenarioFile != "tiny.yaml" {
+		t.Fatalf("the stored run: %+v %v", m, err)
+	}
+	// The same run from the CLI's engine gives the same rows.
+	f, _ := scenario.Parse("tiny.yaml", []byte(tinyScenario))
+	r, _ := lab.Run(context.Background(), f.Jobs()[0], nil)
+	if got := out.Variants[0].Results[0]; got.CCTS != r.CCTS || got.BusBWGBps != r.BusBWGBps {
+		t.Errorf("stored %v/%v, direct %v/%v", got.CCTS, got.BusBWGBps, r.CCTS, r.BusBWGBps)
+	}
+
+	slow := strings.Replace(tinyScenario, "name: tiny", "name: slow", 1)
+	code, _, h = g.post("/launch", url.Values{"yaml": {slow}, "sets": {"seed=3"}, "csrf": {g.csrf()}})
+	if code != http.StatusSeeOther {
+		t.Fatalf("second launch: %d", code)
+	}
+	loc := h.Get("Location")
+	deadline := time.Now().Add(10 * time.Second)
+	for g.s.jobs.get(2).snapshot().State != stateRunning && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, body, _ := g.get(loc); code != 200 || !strings.Contains(body, "Cancel") {
+		t.Errorf("status page: %d", code)
+	}
+	if code, _, _ := g.post(loc+"/cancel", url.Values{"csrf": {g.csrf()}}); code != http.StatusSeeOther {
+		t.Errorf("cancel: %d", code)
+	}
+	events = readEvents(t, g.ts.URL+loc+"/events")
+	last = events[len(events)-1]
+	if !last.Final || last.State != store.StatusInterrupted {
+		t.Fatalf("cancelled: %+v", last)
+	}
+	if _, m, err := g.st.Run(last.RunID); err != nil || m.Status != store.StatusInterrupted || strings.Join(m.Sets, " ") != "seed=3" || m.Name != "slow" {
+		t.Errorf("the cancelled run: %+v %v", m, err)
+	}
+	close(block)
+}
+
+func readEvents(t *testing.T, u string) []progress {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	var out []progress
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var p progress
+			if err := json.Unmarshal([]byte(d), &p); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no events")
+	}
+	return out
+}
+
+// BenchmarkRunsPage10k renders the runs page of a store with 10,000 runs
+// (the issue's bound: under 200 ms a page).
+func BenchmarkRunsPage10k(b *testing.B) {
+	dir := b.TempDir()
+	st, err := store.Open(filepath.Join(dir, "runs.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	vs := []report.VariantResult{{Name: "base", Collective: "alltoall"}}
+	for i := range 10000 {
+		if _, err := st.BeginRun(store.Meta{Name: fmt.Sprintf("run-%d", i), ScenarioText: tinyScenario, Tags: []string{"bench"},
+			Started: "2026-11-30T10:00:00Z", Expected: 1}, vs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := New(Config{Store: st, Run: lab.Run})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	b.ResetTimer()
+	for range b.N {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/runs?page=3&tag=bench", nil))
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+	}
+}
