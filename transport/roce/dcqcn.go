@@ -40,8 +40,10 @@ const NoDeadline units.Duration = math.MaxInt64
 // # Rate decrease (the Mellanox/NVIDIA structure)
 //
 // The first CNP of an episode sets α = InitialAlpha and acts at once: if
-// RateOnFirstCNP > 0 the current rate RC becomes that rate, otherwise RC is cut
-// as below; the target RT is the line rate. It also anchors two grids at its
+// RateOnFirstCNP > 0 the current rate RC becomes that rate (at the line rate
+// it stays there, and the episode still runs until the first increase event,
+// so that later CNPs cut), otherwise RC is cut as below; the target RT is the
+// line rate. It also anchors two grids at its
 // time t0: alpha ticks at t0+k·AlphaInterval and rate-decrease checks at
 // t0+k·DecreaseInterval (k ≥ 1).
 //
@@ -161,7 +163,8 @@ func (r *ReactionPoint) Limited() bool { return r.limited }
 // Stages returns the increase stage counters T and BC since the last cut.
 func (r *ReactionPoint) Stages() (timer, bytes int) { return r.tStage, r.bStage }
 
-// Cuts counts rate decreases so far (a RateOnFirstCNP drop counts as one).
+// Cuts counts rate decreases so far (a RateOnFirstCNP drop below the
+// current rate counts as one).
 func (r *ReactionPoint) Cuts() uint64 { return r.cuts }
 
 // Increases counts rate-increase events (timer and byte counter) so far.
@@ -229,10 +232,15 @@ func (r *ReactionPoint) OnCNP(now units.Duration) {
 		r.last = now
 		r.begin(now)
 		if r.p.RateOnFirstCNP > 0 {
-			r.rc = max(r.p.RateOnFirstCNP, r.p.MinRate)
-			r.cuts++
+			if rate := max(r.p.RateOnFirstCNP, r.p.MinRate); rate < r.rc {
+				r.rc = rate
+				r.cuts++
+			}
+			// The episode runs even when that rate is the line rate: the
+			// limiter stays engaged until an increase event finds RC at
+			// line rate, so the CNPs that follow cut. (Releasing it here
+			// made every CNP a first one, and DCQCN never cut.)
 			r.resetIncrease(now)
-			r.releaseIfAtLine()
 		} else {
 			r.cut(now)
 		}

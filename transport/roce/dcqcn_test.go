@@ -163,6 +163,45 @@ func TestRateOnFirstCNPReplacesTheFirstCut(t *testing.T) {
 	wantRates(t, "first timer", r, 220*units.Gbps, line400)
 }
 
+// Regression: rate_on_first_cnp at the line rate used to release the
+// limiter at once, so every CNP was a first one and nothing was cut (1,000
+// CNPs in 1 ms left the rate at line rate with the cut counter at 1,000).
+// The first CNP now keeps the rate and starts the episode; the next ones
+// cut at the decrease checks as after any first cut.
+func TestRateOnFirstCNPAtLineRateStillCuts(t *testing.T) {
+	p := mustPreset(t, "default")
+	p.RateOnFirstCNP = line400
+	r := NewReactionPoint(p, line400)
+	r.OnCNP(0)
+	wantRates(t, "first CNP", r, line400, line400)
+	if !r.Limited() || r.Cuts() != 0 || r.NextDeadline() != 300*us {
+		t.Fatalf("after the first CNP: limited %v, cuts %d, deadline %v", r.Limited(), r.Cuts(), r.NextDeadline())
+	}
+	// The second CNP (1 µs) is cut at the check of 4 µs, by α/2 with α
+	// ticked at 1 µs (no CNP), 2, 3 and 4 µs (after a CNP):
+	// RC = 400G · (1 − α/2).
+	r.OnCNP(1 * us)
+	r.Advance(4 * us)
+	if r.Cuts() != 1 || r.Rate() >= line400 || r.Rate() < 199*units.Gbps {
+		t.Fatalf("after the second CNP's check: cuts %d, rate %v", r.Cuts(), r.Rate())
+	}
+	for i := int64(2); i < 1000; i++ {
+		r.OnCNP(units.Duration(i) * us)
+	}
+	r.Advance(1000 * us)
+	// One cut per 4 µs check with a CNP: 249 cuts; the rate hits its floor.
+	if r.Cuts() < 240 || r.Rate() != p.MinRate {
+		t.Errorf("1,000 CNPs in 1 ms: %d cuts, rate %v (min %v)", r.Cuts(), r.Rate(), p.MinRate)
+	}
+	// Without CNPs the episode ends when the rate is back at line rate.
+	q := NewReactionPoint(p, line400)
+	q.OnCNP(0)
+	q.Advance(300 * us)
+	if q.Limited() || q.Rate() != line400 {
+		t.Errorf("a lone first CNP at line rate: limited %v at %v after the first increase event", q.Limited(), q.Rate())
+	}
+}
+
 // CNPs inside one DecreaseInterval cause one cut, at the next check of the
 // grid anchored at the first CNP. α ticks every 1 µs meanwhile.
 func TestDecreaseIntervalCoalescesCNPsIntoOneCut(t *testing.T) {
