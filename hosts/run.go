@@ -39,7 +39,9 @@ type run struct {
 	cut        int             // messages the agents cut (workload.DAG.Until)
 	done       int             // agents whose share is done
 	relay      map[int32][]int // message → agents to tell of its delivery (shares)
-	notify     []chan []int64  // per agent: the notifier's queue
+	notify     []*relayQueue   // per agent: the notifier's queue
+	own        []int           // per agent: the messages of its share (shadows not counted)
+	doneBy     []bool          // per agent: its share is done
 	failed     chan error      // an agent's failure, first one wins
 	counters   []metrics.AgentCounters
 	udpStats   []wire.UDPStats // the probes at both ends, from Stop
@@ -234,6 +236,21 @@ func (r *run) prepareAll(ctx context.Context, id string, eps []wire.Endpoint) er
 	dag, relay := shares(r.p, r.hostOf, len(r.agents))
 	r.relay = relay
 	until := int64(r.p.DAG.Until / units.Nanosecond)
+	if until > dur {
+		return fmt.Errorf("the workload runs %v of wall time at this fabric's scale %g, longer than the run's limit of %v (sim.time_limit at that scale, at most %v): shorten workload.duration or raise the scale",
+			time.Duration(until), r.e.Inventory.Scale, r.wallLimit(), maxWall)
+	}
+	r.own, r.doneBy = make([]int, len(r.agents)), make([]bool, len(r.agents))
+	for i, sh := range dag {
+		if err := checkShare(sh); err != nil {
+			return fmt.Errorf("%s: %v", r.agentName(i), err)
+		}
+		for _, m := range sh {
+			if !m.Shadow {
+				r.own[i]++
+			}
+		}
+	}
 	udp := r.probes()
 	return r.each(func(i int, a Agent) error {
 		return a.Prepare(ctx, wire.RunSpec{Run: id, Session: session, CC: r.cc(), Duration: dur, NICRate: rate,
@@ -385,9 +402,11 @@ loop:
 		}
 	}
 	r.ended = r.now()
-	finished := r.complete+r.cut == n && r.done == inUse
 	cancel()
-	if runErr != nil || ctx.Err() != nil || !finished {
+	// A run that finished or hit its time limit is stopped: its agents
+	// hand over their counters (probes, host counters). A failed or
+	// cancelled one is aborted at once.
+	if runErr != nil || ctx.Err() != nil {
 		r.abortAll()
 	} else {
 		r.stopAll()
@@ -402,8 +421,12 @@ func (r *run) event(ctx context.Context, ae agentEvent) error {
 	ev := ae.ev
 	switch ev.Kind {
 	case wire.EventDone:
+		if r.doneBy[ae.agent] {
+			return nil // said twice
+		}
+		r.doneBy[ae.agent] = true
 		r.done++
-		r.cut += int(max(ev.Cut, 0))
+		r.cut += int(min(max(ev.Cut, 0), int64(r.own[ae.agent])))
 		return nil
 	case wire.EventFailed:
 		return fmt.Errorf("%s: %s", r.agentName(ae.agent), safetext.Terminal(ev.Err))
@@ -441,40 +464,73 @@ func (r *run) event(ctx context.Context, ae agentEvent) error {
 		r.end[i] = t
 		r.delivered++
 		for _, a := range r.relay[i] {
-			select {
-			case r.notify[a] <- []int64{ev.Msg}:
-			case <-ctx.Done():
-				return nil
-			}
+			r.notify[a].push(ev.Msg)
 		}
 	}
 	return nil
 }
 
+// relayQueue is one agent's relayed deliveries waiting for its notifier.
+// The loop never blocks on it: a full channel between the loop and the
+// agent could otherwise close a cycle (loop → notifier → agent → events →
+// loop) and hang the run.
+type relayQueue struct {
+	mu   sync.Mutex
+	msgs []int64
+	wake chan struct{} // 1 slot: something was pushed
+}
+
+func newRelayQueue() *relayQueue { return &relayQueue{wake: make(chan struct{}, 1)} }
+
+func (q *relayQueue) push(m int64) {
+	q.mu.Lock()
+	q.msgs = append(q.msgs, m)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns up to max queued deliveries.
+func (q *relayQueue) take(max int) []int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := min(len(q.msgs), max)
+	out := append([]int64(nil), q.msgs[:n]...)
+	q.msgs = q.msgs[n:]
+	if len(q.msgs) > 0 {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+	return out
+}
+
+// notifyBatch bounds one Notify (the agent takes at most 1<<16).
+const notifyBatch = 4096
+
 // startNotifiers runs one goroutine per agent that relays the deliveries
 // its share waits for, in order, so that the loop never waits for a
 // round trip.
 func (r *run) startNotifiers(ctx context.Context, wg *sync.WaitGroup, fail func(error)) {
-	r.notify = make([]chan []int64, len(r.agents))
+	r.notify = make([]*relayQueue, len(r.agents))
 	for i, a := range r.agents {
-		r.notify[i] = make(chan []int64, 1<<16)
+		r.notify[i] = newRelayQueue()
 		if a == nil {
 			continue
 		}
+		q := r.notify[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				select {
-				case b := <-r.notify[i]:
-					// Coalesce what queued meanwhile into one request.
-					for more := true; more && len(b) < 4096; {
-						select {
-						case nb := <-r.notify[i]:
-							b = append(b, nb...)
-						default:
-							more = false
-						}
+				case <-q.wake:
+					b := q.take(notifyBatch)
+					if len(b) == 0 {
+						continue
 					}
 					if err := a.Notify(ctx, b); err != nil {
 						if ctx.Err() == nil {
@@ -613,6 +669,19 @@ func (r *run) trace() *measure.Trace {
 	now := r.ended
 	if now == 0 {
 		now = r.now()
+	}
+	// Clocks are known within their offset errors: a message never
+	// starts before what it waited for ended, nor ends before it starts.
+	d := r.p.DAG
+	for m := int32(0); m < int32(len(r.end)); m++ {
+		if r.start[m] >= 0 && r.end[m] >= 0 && r.end[m] < r.start[m] {
+			r.end[m] = r.start[m]
+		}
+		for _, j := range d.Successors(m) {
+			if r.start[j] >= 0 && r.end[m] >= 0 && r.start[j] < r.end[m] {
+				r.start[j] = r.end[m]
+			}
+		}
 	}
 	// A delivery whose start the run ended before hearing of (another
 	// agent's stream) does not count: the trace has whole messages only.

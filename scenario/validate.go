@@ -419,7 +419,11 @@ func (c *checker) workloadAt(p string, job int, w Workload, t Topology, limit un
 			"clients, servers, depth and checkpoint are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsStreamKeys }, " and "))
 	}
 	if !k.ReadsIncastKeys {
-		c.need(w.Senders == 0 && w.Target == 0, p+"senders",
+		key := p + "senders"
+		if w.Senders == 0 {
+			key = p + "target"
+		}
+		c.need(w.Senders == 0 && w.Target == 0, key,
 			"senders and target are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsIncastKeys }, " and "))
 	}
 	if !k.ReadsMessageKeys {
@@ -647,7 +651,7 @@ func (c *checker) placementAt(p string, w Workload, t Topology, ranks int) {
 // fits one IPv4 UDP datagram.
 const (
 	maxProbes       = 1024
-	minProbeSize    = 16
+	minProbeSize    = 40 // hosts/dataplane.UDPHeaderLen: flow, ends, session, sequence, send time
 	maxProbeSize    = 65507
 	defaultProbeLen = 1024
 )

@@ -200,8 +200,10 @@ func (a *app) labStatusCmd() *cobra.Command {
 topology, rates and agents file), and the namespaces, root interfaces
 and processes (the agents) on this machine whose names start with its
 prefix — found by name, as lab down finds them, so a lab a crash left
-behind shows too. It changes nothing. It exits 0 when the lab is whole
-(every host namespace up with its agent), 1 otherwise.`,
+behind shows too. It changes nothing; it needs root, which alone sees the
+agents (any process in a host's namespace counts as its agent). It exits 0
+when the lab is whole (every host namespace up with its agent), 1
+otherwise.`,
 		Example: `  sudo fabriclab lab status
   sudo fabriclab lab status --prefix lab2- --state-dir /run/lab2`,
 		Args: noArgs,

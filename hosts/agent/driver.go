@@ -42,7 +42,9 @@ func (s *Server) drive(r *activeRun, at time.Time) {
 	post := func(rs []rankexec.Release, t time.Time) {
 		for _, rel := range rs {
 			if rel.Marker {
-				emit(wire.Event{Kind: wire.EventDelivered, Msg: rel.Msg, Conn: -1, T: t.UnixNano()})
+				if !rel.Shadow { // a shadow is reported by its owner
+					emit(wire.Event{Kind: wire.EventDelivered, Msg: rel.Msg, Conn: -1, T: t.UnixNano()})
+				}
 				continue
 			}
 			if failed {
@@ -106,7 +108,9 @@ func (s *Server) drive(r *activeRun, at time.Time) {
 		case msgs := <-r.notify:
 			now := time.Now()
 			for _, m := range msgs {
-				post(x.Delivered(m, simAt(now)), now)
+				if x.IsExternal(m) { // a relay tells of others' messages only
+					post(x.Delivered(m, simAt(now)), now)
+				}
 			}
 			checkDone(now)
 		case <-wake.C:
@@ -121,7 +125,12 @@ func (s *Server) drive(r *activeRun, at time.Time) {
 	}
 }
 
-// notify hands the controller's relayed deliveries to the run's executor.
+// maxNotify bounds the deliveries of one Notify (the controller sends at
+// most notifyBatch).
+const maxNotify = 1 << 16
+
+// notify hands the controller's relayed deliveries to the run's executor;
+// ids that are not messages the share waits on from others are ignored.
 func (s *Server) notify(ctx context.Context, req *connect.Request[wire.NotifyRequest]) (*connect.Response[wire.Empty], error) {
 	r, err := s.ownRun(ctx)
 	if err != nil {
@@ -134,6 +143,9 @@ func (s *Server) notify(ctx context.Context, req *connect.Request[wire.NotifyReq
 	}
 	if len(req.Msg.Msgs) == 0 {
 		return connect.NewResponse(&wire.Empty{}), nil
+	}
+	if len(req.Msg.Msgs) > maxNotify {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("run %s: %d deliveries in one notify, at most %d", r.id, len(req.Msg.Msgs), maxNotify))
 	}
 	select {
 	case r.notify <- req.Msg.Msgs:

@@ -60,8 +60,13 @@ func (s *Status) has(ns string) bool {
 func (s *Status) Empty() bool { return s.Lab == nil && len(s.Namespaces)+len(s.Links) == 0 }
 
 // LabStatus reports the lab with Options.Prefix (or, when empty, the state
-// directory's lab, else DefaultPrefix). It changes nothing.
+// directory's lab, else DefaultPrefix). It changes nothing. It needs
+// root: only root sees the processes in the namespaces (a process there is
+// taken for the host's agent).
 func LabStatus(ctx context.Context, o Options) (*Status, error) {
+	if geteuid() != 0 {
+		return nil, ErrNotRoot
+	}
 	dir := o.StateDir
 	if dir == "" {
 		dir = StateDir()

@@ -31,12 +31,14 @@ const (
 )
 
 // Release is one message the executor released: post Bytes on Conn under
-// id Msg, or, for a marker, nothing (it is already delivered).
+// id Msg, or, for a marker, nothing (it is already delivered; a Shadow
+// marker is another agent's, completed here too and reported by its owner).
 type Release struct {
 	Msg    int64
 	Conn   int
 	Bytes  int64
 	Marker bool
+	Shadow bool
 }
 
 // Exec is the state machine.
@@ -47,11 +49,15 @@ type Exec struct {
 	ids   []int64         // local index → the run's message id
 	index map[int64]int32 // the run's message id → local index
 	conn  []int           // local index → connection (−1: marker or external)
-	own   int             // own messages are local indices 0 … own−1
+	own   int             // own messages (shadows included) are local indices 0 … own−1
+	// shadow marks the own messages that are copies of another agent's
+	// markers: they are run here but counted nowhere.
+	shadow  []bool
+	shadows int
 
 	released  []bool // own messages released (started)
-	nReleased int
-	delivered int // own messages delivered
+	nReleased int    // of them, not shadows
+	delivered int    // own messages delivered, not shadows
 	out       []Release
 }
 
@@ -75,6 +81,8 @@ func New(msgs []wire.DAGMsg, until int64) (*Exec, error) {
 			return nil, fmt.Errorf("DAG message %d: connection %d", m.Msg, m.Conn)
 		case m.Conn == -1 && m.Bytes != 0:
 			return nil, fmt.Errorf("DAG message %d: a marker (connection −1) moves no bytes, not %d", m.Msg, m.Bytes)
+		case m.Shadow && m.Conn != -1:
+			return nil, fmt.Errorf("DAG message %d: only a marker (connection −1) can be a shadow", m.Msg)
 		case m.Conn >= 0 && m.Bytes <= 0:
 			return nil, fmt.Errorf("DAG message %d: %d bytes; a message moves at least one", m.Msg, m.Bytes)
 		case m.At < 0:
@@ -90,6 +98,10 @@ func New(msgs []wire.DAGMsg, until int64) (*Exec, error) {
 		x.index[m.Msg] = int32(i)
 		x.ids = append(x.ids, m.Msg)
 		x.conn = append(x.conn, m.Conn)
+		x.shadow = append(x.shadow, m.Shadow)
+		if m.Shadow {
+			x.shadows++
+		}
 	}
 	// The messages the own ones wait for that this agent does not start
 	// become external ones after them, in the order first named.
@@ -163,10 +175,17 @@ func (x *Exec) Delivered(id int64, now sim.Time) []Release {
 	}
 	before := x.ex.Completed()
 	rel := x.ex.Delivered(i, now)
-	if x.ex.Completed() > before && i < int32(x.own) {
+	if x.ex.Completed() > before && i < int32(x.own) && !x.shadow[i] {
 		x.delivered++
 	}
 	return x.releases(rel)
+}
+
+// IsExternal reports whether id is a message this share waits for but
+// does not run: what a relay may tell it.
+func (x *Exec) IsExternal(id int64) bool {
+	i, ok := x.index[id]
+	return ok && i >= int32(x.own)
 }
 
 // releases converts the executor's list, counting the own releases and
@@ -178,29 +197,35 @@ func (x *Exec) releases(msgs []int32) []Release {
 			continue // external: never released here
 		}
 		x.released[i] = true
-		x.nReleased++
 		c := x.conn[i]
-		marker := c < 0
-		if marker {
-			x.delivered++
+		marker, sh := c < 0, x.shadow[i]
+		if !sh {
+			x.nReleased++
+			if marker {
+				x.delivered++
+			}
 		}
-		x.out = append(x.out, Release{Msg: x.ids[i], Conn: c, Bytes: x.dag.Msgs[i].Bytes, Marker: marker})
+		x.out = append(x.out, Release{Msg: x.ids[i], Conn: c, Bytes: x.dag.Msgs[i].Bytes, Marker: marker, Shadow: sh})
 	}
 	return x.out
 }
 
-// Own is how many messages this agent starts.
-func (x *Exec) Own() int { return x.own }
+// Own is how many messages this agent starts and reports (shadows not
+// included).
+func (x *Exec) Own() int { return x.own - x.shadows }
 
 // Done reports, at now, whether every own message was delivered or cut:
 // all of them delivered, or — at or after Until, when nothing more can
-// be released — every released one delivered.
+// be released — every released one delivered and none waiting for its
+// earliest start (a message released before Until starts at its time,
+// even after Until).
 func (x *Exec) Done(now sim.Time) bool {
-	if x.delivered == x.own {
+	if x.delivered == x.Own() {
 		return true
 	}
-	return x.until > 0 && now >= x.until && x.delivered == x.nReleased
+	_, waiting := x.ex.NextRelease()
+	return x.until > 0 && now >= x.until && x.delivered == x.nReleased && !waiting
 }
 
 // Cut is how many own messages were never released (at the end: cut).
-func (x *Exec) Cut() int { return x.own - x.nReleased }
+func (x *Exec) Cut() int { return x.Own() - x.nReleased }

@@ -129,3 +129,53 @@ func TestNewRefusesMalformedShares(t *testing.T) {
 		t.Error("a negative until was accepted")
 	}
 }
+
+// A shadow (another agent's marker this one can see through) is run here
+// but counted nowhere: not in Own, Done or Cut, and its release says so.
+func TestShadowMarker(t *testing.T) {
+	x, err := New([]wire.DAGMsg{
+		{Msg: 5, Conn: -1, Deps: []int64{1, 2}, Shadow: true}, // the receiver's join of two pieces
+		{Msg: 6, Conn: 0, Bytes: 9, Deps: []int64{5}},
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Own() != 1 || !x.IsExternal(1) || x.IsExternal(5) || x.IsExternal(6) {
+		t.Fatalf("own %d; external 1/5/6: %v %v %v", x.Own(), x.IsExternal(1), x.IsExternal(5), x.IsExternal(6))
+	}
+	want(t, "Ready", x.Ready(0))
+	want(t, "piece 1 acknowledged", x.Delivered(1, 1))
+	r := x.Delivered(2, 2)
+	if !reflect.DeepEqual(r, []Release{{Msg: 5, Conn: -1, Marker: true, Shadow: true}, {Msg: 6, Conn: 0, Bytes: 9}}) {
+		t.Fatalf("piece 2 acknowledged: %+v", r)
+	}
+	if x.Done(3) {
+		t.Fatal("done before 6 was delivered")
+	}
+	want(t, "6", x.Delivered(6, 4))
+	if !x.Done(4) || x.Cut() != 0 {
+		t.Fatalf("done %v cut %d", x.Done(4), x.Cut())
+	}
+	if _, err := New([]wire.DAGMsg{{Msg: 1, Conn: 0, Bytes: 1, Shadow: true}}, 0); err == nil {
+		t.Error("a data message accepted as a shadow")
+	}
+}
+
+// A message released before Until but waiting for a later earliest start
+// still runs: the share is not done while it waits.
+func TestDoneWaitsForLateStarts(t *testing.T) {
+	x, err := New([]wire.DAGMsg{{Msg: 0, Conn: 0, Bytes: 1, At: 2000}}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := func(n int64) sim.Time { return sim.Time(n) * units.Nanosecond }
+	want(t, "Ready(0)", x.Ready(0))
+	if x.Done(ns(1500)) {
+		t.Fatal("done at 1.5 µs with message 0 waiting for 2 µs")
+	}
+	want(t, "Ready(2µs)", x.Ready(ns(2000)), 0)
+	want(t, "delivered", x.Delivered(0, ns(2500)))
+	if !x.Done(ns(2500)) || x.Cut() != 0 {
+		t.Fatalf("done %v cut %d", x.Done(ns(2500)), x.Cut())
+	}
+}

@@ -152,12 +152,19 @@ type StartRequest struct {
 // with Conn −1, a marker that moves nothing and completes the moment its
 // dependencies have. It starts once every message in Deps is delivered,
 // and not before At after the start time. Msg is its id in the run's DAG.
+//
+// A Shadow is a copy of another agent's marker whose every dependency this
+// agent sees too (a transfer split into pieces joins them on the
+// receiver's marker, and the sender's next step waits on it): the agent
+// completes its copy itself instead of waiting for a relay, and reports
+// nothing of it (the owner does).
 type DAGMsg struct {
-	Msg   int64   `json:"msg"`
-	Conn  int     `json:"conn"`
-	Bytes int64   `json:"bytes,omitempty"`
-	At    int64   `json:"at_ns,omitempty"`
-	Deps  []int64 `json:"deps,omitempty"`
+	Msg    int64   `json:"msg"`
+	Conn   int     `json:"conn"`
+	Bytes  int64   `json:"bytes,omitempty"`
+	At     int64   `json:"at_ns,omitempty"`
+	Deps   []int64 `json:"deps,omitempty"`
+	Shadow bool    `json:"shadow,omitempty"`
 }
 
 // NotifyRequest tells an agent of deliveries it cannot see itself: the
