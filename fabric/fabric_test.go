@@ -733,3 +733,92 @@ func TestBalanceWithControlPacketsQueuedInNIC(t *testing.T) {
 	}
 	b.checkEnd(t)
 }
+
+// ECN at dequeue marks a departing packet from the queue it leaves
+// behind; at enqueue an arriving one from the queue it joins. Twenty
+// packets arrive at once at an idle 400G port (KMin = 3000 B, KMax =
+// 3001 B: marked exactly when more than 3 packets of 1000 B are counted):
+// at enqueue packet k finds k−1 queued (the first goes straight out), so
+// 5…19 are marked; at dequeue packet k leaves 19−k behind, so 1…15 are.
+func TestECNMarkAtEnqueueOrDequeue(t *testing.T) {
+	for _, tc := range []struct {
+		dequeue bool
+		lo, hi  int64
+	}{{false, 5, 19}, {true, 1, 15}} {
+		cfg := lossy()
+		cfg.ECN, cfg.KMin, cfg.KMax, cfg.PMax, cfg.ECNAtDequeue = true, 3000, 3001, 1, tc.dequeue
+		b := newStar(cfg, us, g400, g400)
+		in := b.hosts[0].port.Peer
+		for k := 0; k < 20; k++ {
+			p := b.net.Pool.Get()
+			p.Kind, p.Prio, p.Wire, p.Src, p.Dst, p.PSN = fabric.Data, 3, 1000, 0, 1, int64(k)
+			b.sw.Receive(p, in)
+		}
+		b.s.Run(-1)
+		for _, r := range b.hosts[1].got {
+			if want := r.psn >= tc.lo && r.psn <= tc.hi; r.ce != want {
+				t.Errorf("dequeue %v: packet %d marked %v, want %v", tc.dequeue, r.psn, r.ce, want)
+			}
+		}
+		if got := b.hosts[1].got[0].ce; got {
+			t.Errorf("dequeue %v: the first packet, sent into an empty queue, was marked", tc.dequeue)
+		}
+	}
+}
+
+// Dynamic PFC thresholds follow the free shared buffer: a 400G sender into
+// a 100G output pauses when its ingress exceeds α × (shared − used) and
+// resumes XOFF − XON below that. With one queue, used = ingress I, so with
+// α = 1/2, XOFF − XON = 2 frames and a shared pool of S frames it pauses
+// when I > (S + 1)/3 and resumes when I ≤ S/3 − 4/3: exactly as static
+// thresholds at those levels. Twice the buffer, twice the levels.
+func TestPFCDynamicThresholdsFollowFreeBuffer(t *testing.T) {
+	const frames = 200
+	const headroom = 30 * mtuW // per port; two lossless ingresses reserve 60 frames
+	run := func(cfg *fabric.SwitchConfig) ([]sim.Time, int64) {
+		b := newStar(cfg, us, g400, g100)
+		h := b.hosts[0]
+		h.queue(1, frames, mtuW, 3)
+		b.start()
+		b.s.Run(-1)
+		if b.net.DroppedPackets != 0 || len(b.hosts[1].got) != frames {
+			t.Fatalf("dropped %d, delivered %d", b.net.DroppedPackets, len(b.hosts[1].got))
+		}
+		return h.grants, h.port.Peer.C.PFCPausesSent
+	}
+	for _, shared := range []int64{36, 72} {
+		dyn := pfcConfig(2*mtuW, 0)
+		dyn.Buffer, dyn.Headroom = 60*mtuW+shared*mtuW, headroom
+		dyn.PFCDynamic, dyn.PFCAlpha, dyn.PFCReserved = true, 0.5, mtuW
+		// Static equivalents: pause above (S+1)/3 frames, resume at or below S/3 − 4/3.
+		xoff := (2*(shared+1) + 1) * mtuW / 6 // between (S+1)/3 and the next frame
+		xon := (2*shared - 8 - 1) * mtuW / 6  // between the last frame at or below S/3 − 4/3 and the next
+		st := pfcConfig(xoff, xon)
+		st.Buffer, st.Headroom = dyn.Buffer, headroom
+		gd, pd := run(dyn)
+		gs, ps := run(st)
+		if pd == 0 || pd != ps {
+			t.Fatalf("shared %d frames: %d pauses dynamic, %d static", shared, pd, ps)
+		}
+		for k := range gd {
+			if gd[k] != gs[k] {
+				t.Fatalf("shared %d frames: frame %d granted at %d ps dynamic, %d static", shared, k, gd[k], gs[k])
+			}
+		}
+	}
+	// The same static thresholds on twice the buffer pause exactly as
+	// before; dynamic ones do not.
+	a := pfcConfig(2*mtuW, 0)
+	a.Buffer, a.Headroom, a.PFCDynamic, a.PFCAlpha, a.PFCReserved = 60*mtuW+36*mtuW, headroom, true, 0.5, mtuW
+	bb := *a
+	bb.Buffer = 60*mtuW + 72*mtuW
+	ga, _ := run(a)
+	gb, _ := run(&bb)
+	same := true
+	for k := range ga {
+		same = same && ga[k] == gb[k]
+	}
+	if same {
+		t.Error("dynamic thresholds paused the same on twice the free buffer")
+	}
+}

@@ -71,9 +71,12 @@ type Port struct {
 	// ingress (packets that arrived through this port and sit in the owner)
 	ingress   [NumPrio]int64
 	pauseSent [NumPrio]bool
-	xoff, xon int64
-	headroom  int64
-	waiting   bool // in its switch's poolWait list
+	// pauseLevel is the threshold each pause was sent at (dynamic PFC:
+	// what the headroom counts from while paused).
+	pauseLevel [NumPrio]int64
+	xoff, xon  int64
+	headroom   int64
+	waiting    bool // in its switch's poolWait list
 
 	busyTime sim.Time
 	C        counters.Counters
@@ -154,6 +157,9 @@ func (pt *Port) trySend(now sim.Time) {
 		pt.qbytes[pr] -= int64(p.Wire)
 		pt.total -= int64(p.Wire)
 		if pt.sw != nil {
+			if pt.sw.cfg.ECNAtDequeue {
+				pt.mark(p, pt.qbytes[pr]) // from the queue it leaves behind
+			}
 			pt.sw.release(p)
 			if o := pt.net.Observer; o != nil && p.Kind == Data {
 				o.Queued(p, pt, now-p.enq, pt.pausedFor(uint8(pr), now)-p.enqPaused)

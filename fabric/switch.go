@@ -16,13 +16,25 @@ type SwitchConfig struct {
 	Lossless [NumPrio]bool
 	// XOFF/XON are ingress thresholds per port and priority, in bytes.
 	XOFF, XON int64
+	// PFCDynamic replaces the static XOFF by a dynamic one, as
+	// shared-buffer ASICs do: an ingress queue pauses beyond PFCAlpha ×
+	// the free shared buffer (never below PFCReserved), so how early ports
+	// pause depends on how full the switch is; it resumes XOFF − XON (at
+	// least one frame) below that.
+	PFCDynamic  bool
+	PFCAlpha    float64
+	PFCReserved int64
 	// Headroom per ingress port and priority; 0 = automatic (see AutoHeadroom).
 	Headroom int64
 	// ECN RED marking: KMin/KMax at ECNRefRate (scaled linearly with each
 	// port's rate when ECNRefRate > 0), marking probability rising to PMax.
-	ECN               bool
-	KMin, KMax        int64
-	PMax              float64
+	ECN        bool
+	KMin, KMax int64
+	PMax       float64
+	// ECNAtDequeue marks a departing packet from the queue it leaves
+	// behind (as many ASICs do) instead of an arriving one from the queue
+	// it joins.
+	ECNAtDequeue      bool
 	ECNRefRateBps     int64
 	MaxPacketWire     int64 // largest data frame, for headroom sizing
 	ForwardingLatency sim.Time
@@ -144,7 +156,14 @@ func (s *Switch) Receive(p *Packet, in *Port) {
 	w := int64(p.Wire)
 	pr := p.Prio
 	if s.cfg.Lossless[pr] {
-		if in.ingress[pr]+w > in.xoff+in.headroom {
+		xoff := in.xoff
+		if s.cfg.PFCDynamic {
+			xoff = s.dynamicXOFF()
+			if in.pauseSent[pr] {
+				xoff = max(xoff, in.pauseLevel[pr]) // the headroom counts from where it paused
+			}
+		}
+		if in.ingress[pr]+w > xoff+in.headroom {
 			// Headroom too small for what was in flight: a real switch drops.
 			s.drop(p, in)
 			return
@@ -152,7 +171,8 @@ func (s *Switch) Receive(p *Packet, in *Port) {
 		in.ingress[pr] += w
 		// Pause at XOFF, or earlier when the shared pool is full: from then
 		// on only the reserved headroom absorbs what is in flight.
-		if !in.pauseSent[pr] && (in.ingress[pr] > in.xoff || s.used+w > s.sharedLimit()) {
+		if !in.pauseSent[pr] && (in.ingress[pr] > xoff || s.used+w > s.sharedLimit()) {
+			in.pauseLevel[pr] = xoff
 			in.sendPFC(pr, true)
 		}
 	} else {
@@ -170,16 +190,40 @@ func (s *Switch) Receive(p *Packet, in *Port) {
 		s.MaxUsed = s.used
 	}
 	p.inPort = int32(in.Index)
-	if p.Kind == Data && out.kmax > 0 && !p.CE {
-		q := out.qbytes[pr]
-		if q > out.kmin {
-			if q >= out.kmax || s.rng.Float64() < out.pmax*float64(q-out.kmin)/float64(out.kmax-out.kmin) {
-				p.CE = true
-				out.C.ECNMarks++
-			}
-		}
+	if !s.cfg.ECNAtDequeue {
+		out.mark(p, out.qbytes[pr])
 	}
 	out.Enqueue(p)
+}
+
+// dynamicXOFF is the dynamic pause threshold: PFCAlpha × the free shared
+// buffer, at least PFCReserved.
+func (s *Switch) dynamicXOFF() int64 {
+	free := max(s.sharedLimit()-s.used, 0)
+	return max(int64(s.cfg.PFCAlpha*float64(free)), s.cfg.PFCReserved)
+}
+
+// xonOf is where ingress port in resumes: its static XON, or with dynamic
+// thresholds the hysteresis below the current dynamic XOFF.
+func (s *Switch) xonOf(in *Port) int64 {
+	if !s.cfg.PFCDynamic {
+		return in.xon
+	}
+	hyst := max(s.cfg.XOFF-s.cfg.XON, s.cfg.MaxPacketWire)
+	return max(s.dynamicXOFF()-hyst, 0)
+}
+
+// mark is RED ECN marking of data packet p against queue bytes q of this
+// egress port: never below KMin, always from KMax, linearly up to PMax
+// between.
+func (pt *Port) mark(p *Packet, q int64) {
+	if p.Kind != Data || pt.kmax == 0 || p.CE || q <= pt.kmin {
+		return
+	}
+	if q >= pt.kmax || pt.sw.rng.Float64() < pt.pmax*float64(q-pt.kmin)/float64(pt.kmax-pt.kmin) {
+		p.CE = true
+		pt.C.ECNMarks++
+	}
 }
 
 // release frees p's buffer and ingress accounting as it leaves for the wire
@@ -190,7 +234,7 @@ func (s *Switch) release(p *Packet) {
 	in := s.Ports[p.inPort]
 	pr := p.Prio
 	in.ingress[pr] -= w
-	if in.pauseSent[pr] && in.ingress[pr] <= in.xon && !in.waiting {
+	if in.pauseSent[pr] && in.ingress[pr] <= s.xonOf(in) && !in.waiting {
 		if s.poolOK() {
 			in.sendPFC(pr, false)
 		} else {
@@ -202,7 +246,7 @@ func (s *Switch) release(p *Packet) {
 		for _, q := range s.poolWait {
 			q.waiting = false
 			for pr := range q.pauseSent {
-				if q.pauseSent[pr] && q.ingress[pr] <= q.xon {
+				if q.pauseSent[pr] && q.ingress[pr] <= s.xonOf(q) {
 					q.sendPFC(uint8(pr), false)
 				}
 			}

@@ -188,6 +188,10 @@ type ECN struct {
 	// with each port's rate (so one setting fits 100G and 400G ports). 0 means
 	// KMin/KMax are absolute.
 	ReferenceRate units.Rate `yaml:"reference_rate" json:"reference_rate"`
+	// MarkAt is where a packet is marked: "enqueue" (an arriving packet,
+	// from the queue it joins) or "dequeue" (a departing one, from the
+	// queue it leaves behind).
+	MarkAt string `yaml:"mark_at" json:"mark_at,omitempty"`
 }
 
 // PFC is priority flow control per ingress port and priority.
@@ -200,6 +204,12 @@ type PFC struct {
 	// Headroom absorbs what is in flight when the pause is sent; 0 = sized
 	// automatically from each link's rate × delay.
 	Headroom units.Size `yaml:"headroom" json:"headroom"`
+	// Mode is "static" (pause at XOFF) or "dynamic" (pause beyond Alpha ×
+	// the free shared buffer, never below Reserved; resume XOFF − XON
+	// below that).
+	Mode     string     `yaml:"mode" json:"mode,omitempty"`
+	Alpha    float64    `yaml:"alpha" json:"alpha,omitempty"`
+	Reserved units.Size `yaml:"reserved" json:"reserved,omitempty"`
 }
 
 // Transport selects the host transport.

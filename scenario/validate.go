@@ -253,6 +253,7 @@ func (c *checker) switches(s Switch, kind string) {
 		c.need(s.ECN.KMin <= s.ECN.KMax, p+"ecn.kmin", "%v is above kmax %v", s.ECN.KMin, s.ECN.KMax)
 		c.need(s.ECN.PMax >= 0 && s.ECN.PMax <= 1, p+"ecn.pmax", "must be a probability in [0, 1], got %v", s.ECN.PMax)
 		c.need(s.ECN.ReferenceRate >= 0, p+"ecn.reference_rate", "must not be negative (0 = absolute thresholds), got %v", s.ECN.ReferenceRate)
+		c.need(s.ECN.MarkAt == "enqueue" || s.ECN.MarkAt == "dequeue", p+"ecn.mark_at", "unknown %q; use enqueue or dequeue", s.ECN.MarkAt)
 	}
 	if s.PFC.Enabled {
 		c.need(s.PFC.XOFF > 0, p+"pfc.xoff", "must be more than 0, got %v", s.PFC.XOFF)
@@ -260,6 +261,9 @@ func (c *checker) switches(s Switch, kind string) {
 		c.need(s.PFC.XON >= 0, p+"pfc.xon", "must not be negative, got %v", s.PFC.XON)
 		c.need(s.PFC.XON <= s.PFC.XOFF, p+"pfc.xon", "%v is above xoff %v; set xon at or below xoff", s.PFC.XON, s.PFC.XOFF)
 		c.need(s.PFC.Headroom >= 0, p+"pfc.headroom", "must not be negative (0 = automatic), got %v", s.PFC.Headroom)
+		c.need(s.PFC.Mode == "static" || s.PFC.Mode == "dynamic", p+"pfc.mode", "unknown %q; use static or dynamic", s.PFC.Mode)
+		c.need(s.PFC.Alpha > 0 && s.PFC.Alpha <= 64, p+"pfc.alpha", "must be in (0, 64] (the share of the free buffer one queue may take; 1/8 is common), got %v", s.PFC.Alpha)
+		c.need(s.PFC.Reserved >= 0 && s.PFC.Reserved < s.Buffer, p+"pfc.reserved", "must be at least 0 and below the buffer %v, got %v", s.Buffer, s.PFC.Reserved)
 	}
 	c.need(oneOf(s.Forwarding, forwardingKinds), p+"forwarding", "unknown forwarding %q; use one of: %s", s.Forwarding, choices(forwardingKinds))
 	c.need(s.FlowletGap > 0, p+"flowlet_gap", "must be more than 0, got %v", s.FlowletGap)
@@ -836,6 +840,10 @@ func TopoSpec(spec *Scenario) topo.Spec {
 		XON:               int64(sw.PFC.XON),
 		Headroom:          int64(sw.PFC.Headroom),
 		ECN:               sw.ECN.Enabled,
+		ECNAtDequeue:      sw.ECN.MarkAt == "dequeue",
+		PFCDynamic:        sw.PFC.Mode == "dynamic",
+		PFCAlpha:          sw.PFC.Alpha,
+		PFCReserved:       max(int64(sw.PFC.Reserved), int64(nic.MTU+nic.Overhead)),
 		KMin:              int64(sw.ECN.KMin),
 		KMax:              int64(sw.ECN.KMax),
 		PMax:              sw.ECN.PMax,
