@@ -68,6 +68,8 @@ func newRoCELayer(s *Sim, net *fabric.Network, delivered func(msg int32, now sim
 		DataPrio:         uint8(spec.NIC.DataPriority),
 		CtrlPrio:         uint8(spec.NIC.ControlPriority),
 		DCQCN:            dq,
+		ControlWire:      int32(spec.NIC.ControlWire),
+		CNPOnAck:         spec.NIC.CNP == "ack",
 	})
 	t.OnDelivered = delivered
 	s.RoCE = t

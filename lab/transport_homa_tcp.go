@@ -148,12 +148,13 @@ func newTCPLayer(s *Sim, net *fabric.Network, delivered func(int32, sim.Time)) (
 		return nil, err
 	}
 	t := tcp.New(net, tcp.Config{
-		Params:   p,
-		Overhead: int32(spec.NIC.Overhead),
-		AckEvery: max(k.AckEvery, 1),
-		AckDelay: tcpAckDelay,
-		DataPrio: uint8(spec.NIC.DataPriority),
-		AckPrio:  uint8(spec.NIC.ControlPriority),
+		Params:      p,
+		Overhead:    int32(spec.NIC.Overhead),
+		AckEvery:    max(k.AckEvery, 1),
+		AckDelay:    tcpAckDelay,
+		DataPrio:    uint8(spec.NIC.DataPriority),
+		AckPrio:     uint8(spec.NIC.ControlPriority),
+		ControlWire: int32(spec.NIC.ControlWire),
 	})
 	t.OnDelivered = delivered
 	return &connLayer[tcp.Conn]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload}, nil

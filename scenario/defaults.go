@@ -54,6 +54,8 @@ func Defaults() *Scenario {
 			Burst:           1,
 			DataPriority:    3,
 			ControlPriority: 6,
+			ControlWire:     84,
+			CNP:             "packet",
 		},
 		Switch: Switch{
 			Buffer: 32 * units.MiB,

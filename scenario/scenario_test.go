@@ -175,6 +175,8 @@ func TestValidationErrors(t *testing.T) {
 		// Reading: keys, shapes, units.
 		{"unknown top key", "foo", minimal + "foo: 1 # <-\n"},
 		{"incast keys on another kind", "workload.senders", topo + "workload:\n  kind: any-to-any\n  clients: 2\n  servers: 2\n  duration: 1ms\n  senders: 3 # <-\n"},
+		{"control wire too small", "nic.control_wire", minimal + "nic:\n  control_wire: 8B # <-\n"},
+		{"cnp mode", "nic.cnp", minimal + "nic:\n  cnp: flag # <-\n"},
 		{"probe to itself", "probes[0].to", minimal + "probes:\n  - {from: 3, to: 3, rate: 1Gbps} # <-\n"},
 		{"probe off the topology", "probes[1].to", minimal + "probes:\n  - {from: 0, to: 1, rate: 1Gbps}\n  - {from: 0, to: 32, rate: 1Gbps} # <-\n"},
 		{"probe without a rate", "probes[0].rate", minimal + "probes:\n  - {from: 0, to: 1} # <-\n"},
@@ -236,7 +238,6 @@ func TestValidationErrors(t *testing.T) {
 		{"max_inflight below mtu", "nic.max_inflight", minimal + "nic:\n  max_inflight: 1KB # <-\n"},
 		{"priority 8", "nic.data_priority", minimal + "nic:\n  data_priority: 8 # <-\n"},
 		{"negative priority", "nic.control_priority", minimal + "nic:\n  control_priority: -1 # <-\n"},
-		{"same priorities", "nic.control_priority", minimal + "nic:\n  data_priority: 3\n  control_priority: 3 # <-\n"},
 
 		// Switch.
 		{"zero buffer", "switch.buffer", minimal + "switch:\n  buffer: 0B # <-\n"},
@@ -800,5 +801,14 @@ func TestProbes(t *testing.T) {
 	want := []Probe{{From: 0, To: 9, Rate: 2 * units.Gbps, Size: units.KiB}, {From: 9, To: 0, Rate: 10 * units.Mbps, Size: 9000}}
 	if got := f.Base.Probes; !reflect.DeepEqual(got, want) {
 		t.Errorf("probes %+v, want %+v", got, want)
+	}
+}
+
+// ACKs in the data class are allowed, with a note saying what it means.
+func TestControlInTheDataClassIsANote(t *testing.T) {
+	f := mustParse(t, minimal+"nic: {data_priority: 3, control_priority: 3}\n")
+	notes := Notes(f.Base)
+	if len(notes) == 0 || !strings.Contains(notes[0], "ACKs and CNPs queue behind data") || !strings.Contains(notes[0], "paused by PFC") {
+		t.Errorf("notes %q", notes)
 	}
 }

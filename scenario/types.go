@@ -138,8 +138,16 @@ type NIC struct {
 	// serves the next QP (1 = perfect per-packet round-robin).
 	Burst int `yaml:"burst" json:"burst"`
 	// DataPriority and ControlPriority are traffic classes 0–7 (7 highest).
+	// They may be equal: ACKs and CNPs then queue with data at switches
+	// (and are paused with it under PFC).
 	DataPriority    int `yaml:"data_priority" json:"data_priority"`
 	ControlPriority int `yaml:"control_priority" json:"control_priority"`
+	// ControlWire is the wire size of RoCE's ACK, NACK and CNP frames and
+	// of TCP's pure ACKs.
+	ControlWire units.Size `yaml:"control_wire" json:"control_wire"`
+	// CNP is how RoCE carries a congestion notification: "packet" (a CNP
+	// frame of its own) or "ack" (a flag on the QP's next ACK or NACK).
+	CNP string `yaml:"cnp" json:"cnp"`
 }
 
 // Switch configures every switch.

@@ -241,7 +241,8 @@ func (c *checker) nic(n NIC) {
 	c.need(n.OutOfOrder == "go-back-n" || n.OutOfOrder == "accept", p+"out_of_order", "unknown %q; use go-back-n or accept", n.OutOfOrder)
 	c.need(n.DataPriority >= 0 && n.DataPriority <= 7, p+"data_priority", "must be a priority 0–7, got %d", n.DataPriority)
 	c.need(n.ControlPriority >= 0 && n.ControlPriority <= 7, p+"control_priority", "must be a priority 0–7, got %d", n.ControlPriority)
-	c.need(n.DataPriority != n.ControlPriority, p+"control_priority", "must differ from data_priority (%d) so ACKs and CNPs do not queue behind data", n.DataPriority)
+	c.need(n.ControlWire >= 20 && n.ControlWire <= n.MTU+n.Overhead, p+"control_wire", "must be between 20B and a data frame (%v), got %v", n.MTU+n.Overhead, n.ControlWire)
+	c.need(n.CNP == "packet" || n.CNP == "ack", p+"cnp", "unknown %q; use packet (a CNP frame) or ack (a flag on the next ACK)", n.CNP)
 }
 
 func (c *checker) switches(s Switch, kind string) {
@@ -772,6 +773,13 @@ func Notes(s *Scenario) []string {
 			out = append(out, note)
 			break // one note is enough
 		}
+	}
+	if s.NIC.DataPriority == s.NIC.ControlPriority {
+		note := fmt.Sprintf("nic.control_priority is the data priority (%d): ACKs and CNPs queue behind data at every switch", s.NIC.DataPriority)
+		if s.Switch.PFC.Enabled {
+			note += " and are paused by PFC with it"
+		}
+		out = append(out, note)
 	}
 	return append(out, timeLimitNotes(s)...)
 }

@@ -35,6 +35,12 @@ type Config struct {
 	DataPrio uint8
 	CtrlPrio uint8
 	DCQCN    DCQCNParams
+	// ControlWire is the wire size of ACK, NACK and CNP frames (0 =
+	// DefaultControlWire).
+	ControlWire int32
+	// CNPOnAck carries congestion notifications as a flag on ACKs and
+	// NACKs instead of CNP frames of their own.
+	CNPOnAck bool
 }
 
 // Packets: data is fabric.Data with PSN, Msg (the caller's message id),
@@ -45,9 +51,13 @@ type Config struct {
 // and the QP numbers swapped.
 const hdrLast = 1 << 0
 
-// ControlWire is the wire size of ACK, NACK and CNP frames: a minimum
-// Ethernet frame plus preamble and inter-frame gap.
-const ControlWire = 84
+// hdrCNP on an ACK or NACK carries a congestion notification (CNPOnAck).
+const hdrCNP = 1 << 1
+
+// DefaultControlWire is the wire size of ACK, NACK and CNP frames when
+// Config leaves it 0: a minimum Ethernet frame plus preamble and
+// inter-frame gap.
+const DefaultControlWire = 84
 
 // Transport is the RoCE layer of every host of one simulation. Its shell
 // (transport/nic) holds the NICs, OnDelivered (called when the last byte of
@@ -67,6 +77,9 @@ func New(net *fabric.Network, cfg Config) *Transport {
 	}
 	if cfg.Burst < 1 {
 		cfg.Burst = 1
+	}
+	if cfg.ControlWire <= 0 {
+		cfg.ControlWire = DefaultControlWire
 	}
 	t := &Transport{cfg: cfg}
 	t.Attach(net, func(_ int, pt *fabric.Port) *NIC { return &NIC{t: t, lineRate: pt.Rate} })
@@ -323,12 +336,21 @@ func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
 	case fabric.Data:
 		n.receiveData(now, p)
 	case fabric.Ack:
-		if q := n.send[p.DstQP]; q.OnAck(now, p.PSN) {
+		q := n.send[p.DstQP]
+		if p.Hdr[0]&hdrCNP != 0 {
+			q.OnCNP(now)
+			q.armRate()
+		}
+		if q.OnAck(now, p.PSN) {
 			n.activate(q)
 		}
 	case fabric.Nack:
 		q := n.send[p.DstQP]
 		n.C.NACKs++
+		if p.Hdr[0]&hdrCNP != 0 {
+			q.OnCNP(now)
+			q.armRate()
+		}
 		if q.OnAck(now, p.PSN) {
 			n.activate(q)
 		}
@@ -350,7 +372,10 @@ func (n *NIC) receiveData(now sim.Time, p *fabric.Packet) {
 	rp, t.done = r.OnData(now, &d, t.done[:0])
 	if rp.CNP {
 		n.C.CNPs++
-		n.control(fabric.CNP, p.DstQP, 0)
+		n.control(fabric.CNP, p.DstQP, 0, false)
+	}
+	if rp.ControlCNP {
+		n.C.CNPs++ // a notification all the same, carried by the ACK below
 	}
 	if rp.OutOfOrder {
 		n.C.OutOfOrder++
@@ -364,19 +389,23 @@ func (n *NIC) receiveData(now sim.Time, p *fabric.Packet) {
 	}
 	switch rp.Control {
 	case SendAck:
-		n.control(fabric.Ack, p.DstQP, rp.PSN)
+		n.control(fabric.Ack, p.DstQP, rp.PSN, rp.ControlCNP)
 	case SendNack:
-		n.control(fabric.Nack, p.DstQP, rp.PSN)
+		n.control(fabric.Nack, p.DstQP, rp.PSN, rp.ControlCNP)
 	}
 }
 
-// control sends an ACK, NACK or CNP back to the sender of receive QP ri.
-func (n *NIC) control(k fabric.Kind, ri int32, psn int64) {
+// control sends an ACK, NACK or CNP back to the sender of receive QP ri;
+// cnp flags an ACK or NACK as carrying a notification.
+func (n *NIC) control(k fabric.Kind, ri int32, psn int64, cnp bool) {
 	r := &n.recv[ri]
 	c := n.Net.Pool.Get()
 	c.Kind = k
 	c.Prio = n.t.cfg.CtrlPrio
-	c.Wire = ControlWire
+	c.Wire = n.t.cfg.ControlWire
+	if cnp {
+		c.Hdr[0] |= hdrCNP
+	}
 	c.Src, c.Dst = n.ID, r.src
 	c.SrcQP, c.DstQP = ri, r.peer
 	c.PSN = psn

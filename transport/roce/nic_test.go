@@ -72,7 +72,7 @@ func TestNackRewindsAndCountsRetransmits(t *testing.T) {
 	r.Do(200*units.Nanosecond, func() {
 		_, _, sqp, dqp := tr.Tuple(qp)
 		p := r.Net.Pool.Get()
-		p.Kind, p.Prio, p.Wire = fabric.Nack, 6, ControlWire
+		p.Kind, p.Prio, p.Wire = fabric.Nack, 6, DefaultControlWire
 		p.Src, p.Dst, p.SrcQP, p.DstQP, p.PSN = 1, 0, dqp, sqp, 1
 		r.Net.HostPorts[1].Enqueue(p)
 	})
@@ -179,6 +179,51 @@ func TestIncastDrawsPacedCNPs(t *testing.T) {
 	}
 }
 
+// With the notification on the ACK no CNP frame crosses the fabric, the
+// senders slow down all the same, and the ACKs are control_wire bytes.
+func TestCNPOnAckSendsNoCNPFrames(t *testing.T) {
+	dq, _ := Preset("tuned-final")
+	for _, onAck := range []bool{false, true} {
+		sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 512 << 10, XON: 504 << 10, MaxPacketWire: 4178,
+			ECN: true, KMin: 20_000, KMax: 200_000, PMax: 0.2}
+		sw.Lossless[3] = true
+		r := fabrictest.New(t, 1, fabrictest.LeafSpine(5, 5, 1, link400, link400, sw))
+		cfg := nicConfig(dq)
+		cfg.CNPOnAck, cfg.ControlWire = onAck, 64
+		tr := New(r.Net, cfg)
+		fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
+		frames := map[fabric.Kind]int{}
+		wires := map[int32]bool{}
+		for s := 1; s <= 4; s++ {
+			r.Net.SetHost(s, &kindCounter{tr.NICs[s], frames, wires}, tr.NICs[s])
+		}
+		for s := 1; s <= 4; s++ {
+			r.Send(s, 0, int32(s), 4<<20)
+		}
+		r.Run(50 * units.Microsecond)
+		slow := 0
+		for _, rate := range tr.SenderRates() {
+			if rate < 400*units.Gbps {
+				slow++
+			}
+		}
+		r.Run(-1)
+		notes := tr.NICs[0].C.CNPs
+		if notes == 0 || slow == 0 {
+			t.Fatalf("on ACK %v: %d notifications, %d QPs slowed", onAck, notes, slow)
+		}
+		if got := frames[fabric.CNP]; (got == 0) == !onAck || onAck && got != 0 {
+			t.Errorf("on ACK %v: %d CNP frames reached the senders (%d notifications)", onAck, got, notes)
+		}
+		if !onAck && int64(frames[fabric.CNP]) != notes {
+			t.Errorf("%d CNP frames for %d notifications", frames[fabric.CNP], notes)
+		}
+		if len(wires) != 1 || !wires[64] {
+			t.Errorf("on ACK %v: control frames of %v bytes, want 64", onAck, wires)
+		}
+	}
+}
+
 // The per-packet path allocates nothing: a 4→1 incast with DCQCN (CNPs,
 // rate changes, pacing, ACKs) runs 10 µs slices without an allocation.
 func TestSteadyIncastDoesNotAllocate(t *testing.T) {
@@ -207,4 +252,20 @@ func TestInvariantsHoldMidRun(t *testing.T) {
 		r.Run(at)
 	}
 	r.Run(-1)
+}
+
+// kindCounter counts the frames reaching a NIC by kind (and control
+// frames' sizes), then hands them on.
+type kindCounter struct {
+	*NIC
+	frames map[fabric.Kind]int
+	wires  map[int32]bool
+}
+
+func (k *kindCounter) Receive(p *fabric.Packet, in *fabric.Port) {
+	k.frames[p.Kind]++
+	if p.Kind != fabric.Data {
+		k.wires[p.Wire] = true
+	}
+	k.NIC.Receive(p, in)
 }

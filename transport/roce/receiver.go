@@ -43,8 +43,9 @@ import "fabriclab/sim"
 // draws a CNP unless one was sent for this QP less than
 // Config.DCQCN.CNPInterval before (min_time_between_cnps).
 type Receiver struct {
-	cfg      *Config
-	expected int64
+	cfg        *Config
+	cnpPending bool // CNPOnAck: a notification waits for the next ACK or NACK
+	expected   int64
 	nacked   bool // a NACK for expected is outstanding
 	sinceAck int
 	lastCNP  sim.Time
@@ -71,6 +72,9 @@ const (
 type Reply struct {
 	// CNP: send a congestion notification first.
 	CNP bool
+	// ControlCNP: the ACK or NACK carries the congestion notification
+	// (Config.CNPOnAck) instead of a CNP frame of its own.
+	ControlCNP bool
 	// OutOfOrder: the packet arrived beyond the expected PSN.
 	OutOfOrder bool
 	// Control and PSN: the acknowledgement to send last, for the next PSN
@@ -104,7 +108,23 @@ func (r *Receiver) Held() int64 { return r.nHeld }
 
 // OnData handles data packet d arriving at now (d is read, not kept). It
 // appends the messages it completes to done and returns the extended slice.
+//
+// With Config.CNPOnAck a notification sends no frame: it rides on the
+// next ACK or NACK this QP sends (this packet's, or a later one's).
 func (r *Receiver) OnData(now sim.Time, d *Data, done []int32) (Reply, []int32) {
+	rp, done := r.onData(now, d, done)
+	if r.cfg.CNPOnAck {
+		if rp.CNP {
+			rp.CNP, r.cnpPending = false, true
+		}
+		if r.cnpPending && rp.Control != NoControl {
+			rp.ControlCNP, r.cnpPending = true, false
+		}
+	}
+	return rp, done
+}
+
+func (r *Receiver) onData(now sim.Time, d *Data, done []int32) (Reply, []int32) {
 	cfg := r.cfg
 	var rp Reply
 	if d.CE && cfg.DCQCN.Enabled && (!r.cnpSent || now-r.lastCNP >= cfg.DCQCN.CNPInterval) {

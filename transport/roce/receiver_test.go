@@ -86,6 +86,20 @@ func TestReceiverPacesCNPsByTheMinimumInterval(t *testing.T) {
 	})
 }
 
+// CNP on the ACK (CNPOnAck): a notification sends no frame; it rides on
+// this packet's ACK, or with AckEvery = 3 on the QP's next one.
+func TestReceiverCarriesCNPsOnAcks(t *testing.T) {
+	cfg := &Config{AckEvery: 3, CNPOnAck: true, DCQCN: DCQCNParams{Enabled: true, CNPInterval: 50 * us}}
+	ce := func(psn int64, last bool) Data { d := pkt(psn, 1, last); d.CE = true; return d }
+	play(t, NewReceiver(cfg), []step{
+		{at: 0, d: ce(0, false), want: Reply{Payload: 1000}},                                                       // noted, no ACK yet
+		{at: 1 * us, d: pkt(1, 1, false), want: Reply{Payload: 1000}},                                              //
+		{at: 2 * us, d: pkt(2, 1, false), want: Reply{ControlCNP: true, Control: SendAck, PSN: 3, Payload: 1000}},  // the third: its ACK carries it
+		{at: 3 * us, d: ce(3, true), want: Reply{Control: SendAck, PSN: 4, Payload: 1000}, done: []int32{1}},       // paced: no notification
+		{at: 60 * us, d: ce(5, false), want: Reply{ControlCNP: true, Control: SendNack, PSN: 4, OutOfOrder: true}}, // on the NACK
+	})
+}
+
 // Out-of-order acceptance. Message A is PSNs 0…2, B is 3…4; they arrive
 // 1, 3, 4, 0, 2. Packets beyond expected are held (no ACK, no NACK) and
 // their payload counted; PSN 0 moves expected over the held 1 to 2 and is
