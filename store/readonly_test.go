@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -213,8 +214,8 @@ func TestOpenReadOnly(t *testing.T) {
 	})
 }
 
-// downgrade makes dsn a database of schema 2 (before expected_rows) with a
-// run in it, and returns the run's id.
+// downgrade makes dsn a database of schema 2 (before expected_rows and
+// queue) with a run in it, and returns the run's id.
 func downgrade(t *testing.T, dsn string) int64 {
 	t.Helper()
 	s, err := Open(dsn)
@@ -223,7 +224,7 @@ func downgrade(t *testing.T, dsn string) int64 {
 	}
 	defer s.Close()
 	id := save(t, s, testOutput(), StatusDone)
-	for _, q := range []string{`ALTER TABLE runs DROP COLUMN expected_rows`, `UPDATE schema_version SET version = 2`} {
+	for _, q := range []string{`ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`, `UPDATE schema_version SET version = 2`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +238,7 @@ func mustNeedMigration(t *testing.T, err error) {
 		t.Fatal("an older schema opened read-only")
 	}
 	oneLineErr(t, "older schema", err)
-	if !errors.Is(err, ErrMigrationNeeded) || !strings.Contains(err.Error(), "has schema 2, this fabriclab needs 3") ||
+	if !errors.Is(err, ErrMigrationNeeded) || !strings.Contains(err.Error(), fmt.Sprintf("has schema 2, this fabriclab needs %d", SchemaVersion)) ||
 		!strings.Contains(err.Error(), "fabriclab tag") {
 		t.Errorf("older schema: %v", err)
 	}

@@ -58,11 +58,15 @@ const (
 	// StatusIncomplete: the run ended but not every result could be saved
 	// (a full disk, say).
 	StatusIncomplete = "incomplete"
+	// StatusQueued: the run's jobs are on a queue (Meta.Queue) for
+	// `fabriclab worker` processes; the worker that saves the last row sets
+	// done or failed (queued.go).
+	StatusQueued = "queued"
 )
 
 func knownStatus(s string) bool {
 	switch s {
-	case StatusRunning, StatusDone, StatusInterrupted, StatusFailed, StatusIncomplete:
+	case StatusRunning, StatusDone, StatusInterrupted, StatusFailed, StatusIncomplete, StatusQueued:
 		return true
 	}
 	return false
@@ -213,6 +217,10 @@ func migrationsFor(d *dialect) []string {
 		// a run that could not save them all shows it even when its final
 		// status could not be saved either; 0 = unknown (older runs).
 		`ALTER TABLE runs ADD COLUMN expected_rows BIGINT NOT NULL DEFAULT 0`,
+		// 4: the queue that runs a run's jobs on `fabriclab worker`
+		// processes ('' = run by the process that started it), and with it
+		// the status queued.
+		`ALTER TABLE runs ADD COLUMN queue TEXT NOT NULL DEFAULT ''`,
 	}
 }
 
@@ -247,6 +255,10 @@ type Meta struct {
 	// sizes), given to BeginRun; 0 when unknown (runs saved before it was
 	// recorded).
 	Expected int
+	// Queue is the job queue that runs the run's jobs on workers
+	// (`run --queue`), "" for a run its own process ran. BeginRun gives a
+	// run with a queue the status queued.
+	Queue string
 	// Filled by Runs and Run:
 	Variants, Rows int
 }
@@ -261,7 +273,7 @@ func (m Meta) Missing() int {
 		return 0
 	}
 	switch m.Status {
-	case StatusInterrupted:
+	case StatusInterrupted, StatusQueued:
 		return 0
 	case StatusRunning:
 		if !m.Stale() {
@@ -628,8 +640,8 @@ func (s *Store) errf(format string, a ...any) error {
 	return fmt.Errorf("store: %s", oneLine(fmt.Sprintf(format, a...)))
 }
 
-// BeginRun inserts a run with status running and its variants (their
-// Results are ignored) and returns its id. m.Expected (the result rows the
+// BeginRun inserts a run with status running (queued when m.Queue is set)
+// and its variants (their Results are ignored) and returns its id. m.Expected (the result rows the
 // run will save, 0 if unknown) is saved with it; see Meta.Missing.
 func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error) {
 	if err := s.writable("begin run"); err != nil {
@@ -655,11 +667,15 @@ func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error)
 	if m.Started == "" {
 		m.Started = time.Now().UTC().Format(time.RFC3339)
 	}
+	status := StatusRunning
+	if m.Queue != "" {
+		status = StatusQueued
+	}
 	var id int64
 	err = tx.QueryRow(s.d.rebind(`INSERT INTO runs (name, scenario_file, scenario_text, seed, sets, sweeps, version,
-		started, finished, status, tags, note, host, pid, expected_rows) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?) RETURNING id`),
+		started, finished, status, tags, note, host, pid, expected_rows, queue) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		m.Name, m.ScenarioFile, m.ScenarioText, int64(m.Seed), jsonList(m.Sets), jsonList(m.Sweeps), m.Version,
-		m.Started, StatusRunning, strings.Join(m.Tags, " "), m.Note, m.Host, m.PID, m.Expected).Scan(&id)
+		m.Started, status, strings.Join(m.Tags, " "), m.Note, m.Host, m.PID, m.Expected, m.Queue).Scan(&id)
 	if err != nil {
 		return 0, s.errf("begin run: %v", err)
 	}
@@ -711,25 +727,34 @@ var insertResult = func() string {
 // order), with its flow records in compressed chunks. It commits on its own
 // (the row and its records together), so results survive a killed process.
 func (s *Store) AddResult(runID int64, variantIdx, sizeIdx int, r metrics.SizeResult) error {
+	_, _, err := s.addResult(runID, variantIdx, sizeIdx, r, nil)
+	return err
+}
+
+// addResult is AddResult. With queued set (AddQueuedResult) the row is
+// inserted only if the run has none for its variant and size (saved is
+// false when it had one: nothing is written), and queued runs in the same
+// transaction after the insert (it may end the run).
+func (s *Store) addResult(runID int64, variantIdx, sizeIdx int, r metrics.SizeResult, queued func(tx *sql.Tx) (bool, error)) (saved, ended bool, err error) {
 	fail := func(err error) error { return s.errf("run %d: saving a result: %v", runID, err) }
 	if err := s.writable(fmt.Sprintf("run %d: saving a result", runID)); err != nil {
-		return err
+		return false, false, err
 	}
 	if variantIdx < 0 || variantIdx > maxIndex || sizeIdx < 0 || sizeIdx > maxIndex {
-		return fail(fmt.Errorf("variant %d, size %d: index out of range", variantIdx, sizeIdx))
+		return false, false, fail(fmt.Errorf("variant %d, size %d: index out of range", variantIdx, sizeIdx))
 	}
 	if len(r.Records) > maxResultRecords {
-		return fail(fmt.Errorf("%d flow records, the store keeps at most %d per result", len(r.Records), maxResultRecords))
+		return false, false, fail(fmt.Errorf("%d flow records, the store keeps at most %d per result", len(r.Records), maxResultRecords))
 	}
 	recs := r.Records
 	r.Records = nil
 	blob, err := compress(r)
 	if err != nil {
-		return fail(err)
+		return false, false, fail(err)
 	}
 	tx, err := s.db.Begin()
 	if err != nil {
-		return fail(err)
+		return false, false, fail(err)
 	}
 	defer tx.Rollback()
 	args := make([]any, 0, 4+len(resultColumns))
@@ -738,24 +763,49 @@ func (s *Store) AddResult(runID int64, variantIdx, sizeIdx int, r metrics.SizeRe
 		args = append(args, c.Row(nil, &r))
 	}
 	args = append(args, blob)
-	if _, err := tx.Exec(s.d.rebind(insertResult), args...); err != nil {
-		return fail(err)
+	q := insertResult
+	if queued != nil {
+		// Serialize the run's writers on its row (PostgreSQL holds the
+		// lock to the end of the transaction, SQLite has one writer), so
+		// that the count below sees every other worker's committed row.
+		res, err := tx.Exec(s.d.rebind(`UPDATE runs SET expected_rows = expected_rows WHERE id = ?`), runID)
+		if err != nil {
+			return false, false, fail(err)
+		}
+		if err := s.mustHit(res, runID); err != nil {
+			return false, false, err
+		}
+		q += ` ON CONFLICT (run_id, variant_idx, size_idx) DO NOTHING`
+	}
+	res, err := tx.Exec(s.d.rebind(q), args...)
+	if err != nil {
+		return false, false, fail(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return false, false, fail(err)
+	} else if n == 0 {
+		return false, false, nil // queued: the row was there already
 	}
 	ins := s.d.rebind(`INSERT INTO flow_records (run_id, variant_idx, size_idx, chunk, records, data) VALUES (?, ?, ?, ?, ?, ?)`)
 	for c, lo := 0, 0; lo < len(recs); c, lo = c+1, lo+flowChunk {
 		hi := min(lo+flowChunk, len(recs))
 		data, err := encodeFlows(recs[lo:hi])
 		if err != nil {
-			return fail(err)
+			return false, false, fail(err)
 		}
 		if _, err := tx.Exec(ins, runID, variantIdx, sizeIdx, c, hi-lo, data); err != nil {
-			return fail(err)
+			return false, false, fail(err)
+		}
+	}
+	if queued != nil {
+		if ended, err = queued(tx); err != nil {
+			return false, false, fail(err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fail(err)
+		return false, false, fail(err)
 	}
-	return nil
+	return true, ended, nil
 }
 
 // FinishRun sets a run's final status (StatusDone, StatusFailed,
@@ -787,14 +837,14 @@ func (s *Store) mustHit(res sql.Result, id int64) error {
 }
 
 const metaCols = `r.id, r.name, r.scenario_file, r.scenario_text, r.seed, r.sets, r.sweeps, r.version, r.started,
-	r.finished, r.status, r.tags, r.note, r.host, r.pid, r.expected_rows,
+	r.finished, r.status, r.tags, r.note, r.host, r.pid, r.expected_rows, r.queue,
 	(SELECT COUNT(*) FROM variants v WHERE v.run_id = r.id),
 	(SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)`
 
 // scanMeta reads a row of metaCols. A driver error is returned as is; a
 // value this build could not have written is a damaged error.
 func (s *Store) scanMeta(sc scanner) (Meta, error) {
-	vals, err := scanRaw(sc, 18)
+	vals, err := scanRaw(sc, 19)
 	if err != nil {
 		return Meta{}, err
 	}
@@ -815,10 +865,11 @@ func (s *Store) scanMeta(sc scanner) (Meta, error) {
 	m.Host = c.text(13, "host")
 	m.PID = int(c.int(14, "pid", 0, maxIndex))
 	m.Expected = int(c.int(15, "expected_rows", 0, maxIndex))
-	m.Variants = int(c.int(16, "the variant count", 0, math.MaxInt64))
-	m.Rows = int(c.int(17, "the result count", 0, math.MaxInt64))
+	m.Queue = c.text(16, "queue")
+	m.Variants = int(c.int(17, "the variant count", 0, math.MaxInt64))
+	m.Rows = int(c.int(18, "the result count", 0, math.MaxInt64))
 	if c.bad == "" && !knownStatus(m.Status) {
-		c.fail("status is not one of %s, %s, %s, %s, %s", StatusRunning, StatusDone, StatusIncomplete, StatusFailed, StatusInterrupted)
+		c.fail("status is not one of %s, %s, %s, %s, %s, %s", StatusRunning, StatusDone, StatusIncomplete, StatusFailed, StatusInterrupted, StatusQueued)
 	}
 	if c.bad == "" && json.Unmarshal([]byte(sets), &m.Sets) != nil {
 		c.fail("sets is not a JSON list of strings")

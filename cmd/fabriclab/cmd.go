@@ -321,6 +321,8 @@ type runFlags struct {
 	engine   string // --engine packet|hosts
 	agents   string // --agents FILE|lab (hosts engine)
 	cc       string // --cc: the kernels' congestion control (hosts engine)
+	queue    bool   // --queue: put the jobs on the database's job queue for workers (queue_cmds.go)
+	wait     bool   // --wait: with --queue, wait for the workers and print as a local run does
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -381,6 +383,8 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	fl.StringVar(&f.engine, "engine", "packet", "run on the `ENGINE`: packet (the simulator) or hosts (agents on real servers, see --agents)")
 	fl.StringVar(&f.agents, "agents", "", "with --engine hosts: the agents `FILE` mapping hosts to agents, or lab for the namespace lab of 'fabriclab lab up'")
 	fl.StringVar(&f.cc, "cc", "", "with --engine hosts: the kernels' TCP congestion control `NAME` (cubic, bbr, reno, dctcp…; default: dctcp for transport.kind dctcp, else each kernel's default)")
+	fl.BoolVar(&f.queue, "queue", false, "put the jobs on the results database's job queue for 'fabriclab worker' processes instead of running them here (see 'fabriclab worker --help')")
+	fl.BoolVar(&f.wait, "wait", false, "with --queue: wait for the workers, printing progress and tables as rows land, then the outputs as a local run does")
 	a.maxScenarioFlag(cmd)
 	return cmd
 }
@@ -402,6 +406,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 	if f.pngDir != "" && f.report == "" {
 		return usageErr(cmd, "--report-png needs --report FILE")
+	}
+	if err := checkQueueFlags(cmd, f); err != nil {
+		return err
 	}
 	runJob, err := a.engineFor(cmd, &f)
 	if err != nil {
@@ -451,6 +458,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 
 	a.printNotes(p, f.quiet)
+	if f.queue {
+		return a.runQueued(ctx, path, p, f) // queue_cmds.go
+	}
 	started := a.now()
 	// Open the results store before any job runs: a store that cannot be
 	// written fails the run now rather than after it (see store_cmds.go).
@@ -464,7 +474,18 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	processStop.outputPhase() // the outputs are written; a second signal quits
 	finished := a.now()
 	interrupted := ctx.Err() != nil
+	return a.finishRun(ctx, p, f, results, started, finished, interrupted, sr, nil)
+}
 
+// finishRun writes a run's outputs once its jobs are done (or stopped):
+// the tables (with tables, or report.WriteTables on stdout), JSON, CSV and
+// report, the failed jobs and those that hit the time limit on stderr,
+// the stored run's final status; and returns the run's exit error.
+func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobResult, started, finished time.Time, interrupted bool,
+	sr *storedRun, tables func(report.Output) error) error {
+	if tables == nil {
+		tables = func(out report.Output) error { return report.WriteTables(a.stdout, out) }
+	}
 	out, failures := buildOutput(p, results, interrupted)
 	out.Sets, out.Sweeps = f.sets, f.sweeps
 	out.Version = version
@@ -472,8 +493,8 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	out.Finished = finished.UTC().Format(time.RFC3339)
 
 	var errs []error
-	if !f.quiet && f.jsonPath != "-" && f.csvPath != "-" && f.report != "-" {
-		if err := report.WriteTables(a.stdout, out); err != nil {
+	if printsTables(f) {
+		if err := tables(out); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -520,6 +541,12 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return &exitErr{exitTimeLimit, ""} // each job is named above
 	}
 	return nil
+}
+
+// printsTables reports whether run prints its tables on stdout: not with
+// --quiet, nor when stdout takes the JSON, CSV or report.
+func printsTables(f runFlags) bool {
+	return !f.quiet && f.jsonPath != "-" && f.csvPath != "-" && f.report != "-"
 }
 
 // reporter picks the progress display: none with --quiet, bars on a

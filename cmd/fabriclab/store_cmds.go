@@ -295,6 +295,10 @@ func statusText(m store.Meta) string {
 	if m.Stale() {
 		st = "running (stale?)"
 	}
+	if m.Status == store.StatusQueued {
+		// Its workers save its rows: say how far they are.
+		return fmt.Sprintf("%s (%d/%d done)", st, m.Rows, m.Expected)
+	}
 	if n := m.Missing(); n > 0 {
 		if m.Status == store.StatusDone {
 			st = store.StatusIncomplete // saved as done although rows are missing: say what it is
@@ -312,7 +316,9 @@ func (a *app) runsCmd() *cobra.Command {
 		Short: "List the runs saved in the results database",
 		Long: `runs lists the saved runs, oldest first: id, scenario name, start time,
 status (running, done, interrupted, failed; "running (stale?)" for a run whose
-process on this machine is gone, e.g. killed), variants, result rows and tags.`,
+process on this machine is gone, e.g. killed; "queued (7/20 done)" for a run
+whose jobs are on the job queue, with its rows saved so far of all), variants,
+result rows and tags.`,
 		Example: `  fabriclab runs
   fabriclab runs --tag baseline --name alltoall
   fabriclab runs --since 2026-11-01 --until 2026-12-01
