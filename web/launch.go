@@ -363,7 +363,9 @@ func (s *Server) launchPage(w http.ResponseWriter, r *http.Request) {
 // launchPost validates the scenario and queues it; a scenario with
 // errors comes back with them, line and column first.
 func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
-	text := r.PostFormValue("yaml")
+	// Browsers send a textarea's lines with CRLF: the scenario is kept as
+	// typed, with LF.
+	text := strings.ReplaceAll(r.PostFormValue("yaml"), "\r\n", "\n")
 	ex := r.PostFormValue("example")
 	var sets []string
 	for _, line := range strings.Split(r.PostFormValue("sets"), "\n") {
