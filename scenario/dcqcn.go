@@ -33,6 +33,16 @@ func dcqcnParams(d DCQCN) (roce.DCQCNParams, error) {
 	set(&p.AIRate, d.AIRate)
 	set(&p.HAIRate, d.HAIRate)
 	set(&p.CNPInterval, d.CNPInterval)
+	is := func(v *string, want string) *bool {
+		if v == nil {
+			return nil
+		}
+		b := *v == want
+		return &b
+	}
+	set(&p.FirstCutAtCheck, is(d.FirstCNPCut, "next-check"))
+	set(&p.KeepAlpha, is(d.AlphaOnNewEpisode, "keep"))
+	set(&p.ByteStagesOff, is(d.ByteCounterOff, "zero"))
 	return p, nil
 }
 

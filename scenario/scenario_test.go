@@ -175,6 +175,7 @@ func TestValidationErrors(t *testing.T) {
 		// Reading: keys, shapes, units.
 		{"unknown top key", "foo", minimal + "foo: 1 # <-\n"},
 		{"incast keys on another kind", "workload.senders", topo + "workload:\n  kind: any-to-any\n  clients: 2\n  servers: 2\n  duration: 1ms\n  senders: 3 # <-\n"},
+		{"dcqcn detail value", "transport.dcqcn.first_cnp_cut", minimal + "transport:\n  dcqcn: {first_cnp_cut: later} # <-\n"},
 		{"control wire too small", "nic.control_wire", minimal + "nic:\n  control_wire: 8B # <-\n"},
 		{"cnp mode", "nic.cnp", minimal + "nic:\n  cnp: flag # <-\n"},
 		{"probe to itself", "probes[0].to", minimal + "probes:\n  - {from: 3, to: 3, rate: 1Gbps} # <-\n"},
@@ -644,7 +645,8 @@ func TestHostsAndSpines(t *testing.T) {
 func TestDCQCNParams(t *testing.T) {
 	f := mustParse(t, minimal+`
 transport:
-  dcqcn: {preset: tuned-ramp, hai_rate: 7Gbps, clamp_target_rate: true, threshold: 3, decrease_coefficient: 0.25}
+  dcqcn: {preset: tuned-ramp, hai_rate: 7Gbps, clamp_target_rate: true, threshold: 3, decrease_coefficient: 0.25,
+          first_cnp_cut: next-check, alpha_on_new_episode: keep, byte_counter_off: zero}
 variants:
   - name: ramp
   - name: off
@@ -653,6 +655,7 @@ variants:
 	p, err := DCQCNParams(f.Variants[0].Spec)
 	want, _ := roce.Preset("tuned-ramp")
 	want.HAIRate, want.ClampTargetRate, want.Threshold, want.DecreaseCoefficient = 7*units.Gbps, true, 3, 0.25
+	want.FirstCutAtCheck, want.KeepAlpha, want.ByteStagesOff = true, true, true
 	if err != nil || p != want {
 		t.Errorf("DCQCNParams = %+v, %v; want %+v", p, err, want)
 	}

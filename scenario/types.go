@@ -296,6 +296,14 @@ type DCQCN struct {
 	AIRate              *units.Rate     `yaml:"ai_rate" json:"ai_rate,omitempty"`
 	HAIRate             *units.Rate     `yaml:"hai_rate" json:"hai_rate,omitempty"`
 	CNPInterval         *units.Duration `yaml:"cnp_interval" json:"cnp_interval,omitempty"`
+
+	// Details implementations differ on (see roce.DCQCNParams): the first
+	// CNP's cut "immediate" or at the "next-check"; α at a new episode
+	// "reset" to initial_alpha or "keep" (as it decayed); the byte
+	// counter's stage when it is off, "mirror-timer" or "zero".
+	FirstCNPCut       *string `yaml:"first_cnp_cut" json:"first_cnp_cut,omitempty"`
+	AlphaOnNewEpisode *string `yaml:"alpha_on_new_episode" json:"alpha_on_new_episode,omitempty"`
+	ByteCounterOff    *string `yaml:"byte_counter_off" json:"byte_counter_off,omitempty"`
 }
 
 // Workload is the traffic of the test.

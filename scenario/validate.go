@@ -330,6 +330,14 @@ func (c *checker) transport(t Transport, topo Topology) {
 	if o.CNPInterval != nil {
 		nonNeg("cnp_interval", *o.CNPInterval >= 0, *o.CNPInterval)
 	}
+	choice := func(key string, v *string, allowed ...string) {
+		if v != nil {
+			c.need(oneOf(*v, allowed), d+key, "unknown %q; use %s", *v, strings.Join(allowed, " or "))
+		}
+	}
+	choice("first_cnp_cut", o.FirstCNPCut, "immediate", "next-check")
+	choice("alpha_on_new_episode", o.AlphaOnNewEpisode, "reset", "keep")
+	choice("byte_counter_off", o.ByteCounterOff, "mirror-timer", "zero")
 	if o.RateOnFirstCNP != nil {
 		nonNeg("rate_on_first_cnp", *o.RateOnFirstCNP >= 0, *o.RateOnFirstCNP)
 	}

@@ -113,6 +113,11 @@ type ReactionPoint struct {
 
 	cuts, increases uint64
 
+	// With KeepAlpha: an episode ended (released) before, and α's next
+	// tick then.
+	ended     bool
+	idleAlpha units.Duration
+
 	p DCQCNParams // last: the fields above are the per-packet ones
 }
 
@@ -231,6 +236,11 @@ func (r *ReactionPoint) OnCNP(now units.Duration) {
 		}
 		r.last = now
 		r.begin(now)
+		if r.p.FirstCutAtCheck && r.p.RateOnFirstCNP <= 0 && r.p.DecreaseInterval > 0 {
+			// The cut waits for the episode's first check.
+			r.decPending, r.decAt = true, now+r.p.DecreaseInterval
+			return
+		}
 		if r.p.RateOnFirstCNP > 0 {
 			if rate := max(r.p.RateOnFirstCNP, r.p.MinRate); rate < r.rc {
 				r.rc = rate
@@ -287,7 +297,16 @@ func (r *ReactionPoint) OnSent(now units.Duration, bytes units.Size) {
 func (r *ReactionPoint) begin(now units.Duration) {
 	r.limited = true
 	r.rc, r.rt = r.line, r.line
-	r.alpha = r.p.InitialAlpha
+	switch {
+	case r.p.KeepAlpha && r.ended:
+		// α went on decaying, one × g per alpha interval, since the last
+		// episode's last tick.
+		if a := r.p.AlphaInterval; a > 0 && now >= r.idleAlpha {
+			r.alpha = float64(r.alpha * powInt(r.p.AlphaG, uint64((now-r.idleAlpha)/a)+1))
+		}
+	default:
+		r.alpha = r.p.InitialAlpha
+	}
 	r.alphaFlag = false
 	r.alphaNext = r.after(now, r.p.AlphaInterval)
 	r.anchor = now
@@ -329,6 +348,9 @@ func (r *ReactionPoint) increase() {
 	t, b := r.tStage, r.bStage
 	if r.p.ByteCounter <= 0 {
 		b = t
+		if r.p.ByteStagesOff {
+			b = 0
+		}
 	}
 	f := r.p.Threshold
 	switch {
@@ -353,6 +375,7 @@ func (r *ReactionPoint) releaseIfAtLine() {
 	r.limited = false
 	r.decPending = false
 	r.alphaFlag = false
+	r.ended, r.idleAlpha = true, r.alphaNext
 	r.incAt = NoDeadline
 	r.tStage, r.bStage, r.bytes = 0, 0, 0
 }
@@ -381,6 +404,20 @@ func (r *ReactionPoint) after(now, d units.Duration) units.Duration {
 		return NoDeadline
 	}
 	return now + d
+}
+
+// powInt is x^n by squaring: float64 products only, so the same bits on
+// every platform.
+func powInt(x float64, n uint64) float64 {
+	out := 1.0
+	for n > 0 {
+		if n&1 == 1 {
+			out = float64(out * x)
+		}
+		x = float64(x * x)
+		n >>= 1
+	}
+	return out
 }
 
 func addCapped(x, d, limit units.Rate) units.Rate {

@@ -605,3 +605,79 @@ func BenchmarkReactionPointPacket(b *testing.B) {
 		}
 	}
 }
+
+// first_cnp_cut: next-check. The first CNP engages the limiter at line rate
+// and the cut waits for the episode's first check (4 µs), by α after its
+// ticks at 1…4 µs without a CNP.
+func TestFirstCutAtCheck(t *testing.T) {
+	p := mustPreset(t, "default")
+	p.FirstCutAtCheck = true
+	r := NewReactionPoint(p, line400)
+	r.OnCNP(0)
+	wantRates(t, "first CNP", r, line400, line400)
+	if !r.Limited() || r.Cuts() != 0 || r.NextDeadline() != 4*us {
+		t.Fatalf("limited %v, cuts %d, deadline %v", r.Limited(), r.Cuts(), r.NextDeadline())
+	}
+	r.OnCNP(2 * us) // coalesced into the same check; counts for α from 3 µs
+	r.Advance(4 * us)
+	g := p.AlphaG
+	a := float64(float64(p.InitialAlpha*g) * g) // ticks 1, 2 µs: no CNP since the first
+	a = float64(a*g) + (1 - g)                  // tick 3 µs: the CNP at 2 µs
+	a = float64(a * g)                          // tick 4 µs
+	want := units.Rate(float64(line400) * (1 - float64(a*p.DecreaseCoefficient)))
+	if r.Cuts() != 1 || r.Rate() != want || r.Alpha() != a {
+		t.Fatalf("at the check: cuts %d, rate %d (want %d), α %v (want %v)", r.Cuts(), r.Rate(), want, r.Alpha(), a)
+	}
+}
+
+// alpha_on_new_episode: keep. After an episode ends, α goes on decaying by
+// g per alpha interval, and the next episode's first cut uses that α
+// rather than InitialAlpha.
+func TestKeepAlphaAcrossEpisodes(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		p := mustPreset(t, "default")
+		p.ByteCounter, p.KeepAlpha = 0, keep
+		r := NewReactionPoint(p, line400)
+		r.OnCNP(0)
+		var rel units.Duration
+		for at := 300 * us; r.Limited(); at += 300 * us {
+			r.Advance(at)
+			rel = at
+		}
+		aRel := r.Alpha()
+		t1 := rel + 250*us
+		r.OnCNP(t1)
+		want := p.InitialAlpha
+		if keep {
+			want = float64(aRel * powInt(p.AlphaG, uint64((t1-rel)/us)))
+		}
+		if r.Alpha() != want {
+			t.Errorf("keep %v: α %v at the second episode, want %v (released at %v with α %v)", keep, r.Alpha(), want, rel, aRel)
+		}
+		if keep && !(r.Alpha() < aRel && aRel < p.InitialAlpha) {
+			t.Errorf("keep: α did not decay: %v after %v after %v", r.Alpha(), aRel, p.InitialAlpha)
+		}
+	}
+	if got, want := powInt(0.5, 10), 1.0/1024; got != want {
+		t.Errorf("powInt(0.5, 10) = %v", got)
+	}
+}
+
+// byte_counter_off: zero. Without a byte counter BC stays 0 instead of
+// mirroring T: the second timer event is additive, not hyper.
+func TestByteStagesOffNeverHyper(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		p := mustPreset(t, "default")
+		p.ByteCounter, p.Threshold, p.ByteStagesOff = 0, 1, off
+		r := inEpisode(p, line400, 0, 100*units.Gbps, 200*units.Gbps)
+		r.Advance(300 * us) // T = 1 ≤ F: fast recovery
+		wantRates(t, "T=1", r, 150*units.Gbps, 200*units.Gbps)
+		r.Advance(600 * us) // T = 2
+		rt := 200*units.Gbps + p.HAIRate
+		if off {
+			rt = 200*units.Gbps + p.AIRate
+		}
+		gap := rt - 150*units.Gbps
+		wantRates(t, fmt.Sprintf("T=2 (off %v)", off), r, 150*units.Gbps+gap-gap/2, rt)
+	}
+}

@@ -48,4 +48,19 @@ type DCQCNParams struct {
 	HAIRate units.Rate
 	// CNPInterval is the receiver's minimum time between CNPs per QP.
 	CNPInterval units.Duration
+
+	// Details implementations differ on (false: the NVIDIA behaviour
+	// modelled by default).
+	//
+	// FirstCutAtCheck: the first CNP of an episode (with RateOnFirstCNP 0)
+	// cuts at the episode's first decrease check, DecreaseInterval later,
+	// instead of at once.
+	FirstCutAtCheck bool
+	// KeepAlpha: a new episode starts from α as it decayed (× AlphaG per
+	// alpha interval) since the last one ended, not from InitialAlpha.
+	KeepAlpha bool
+	// ByteStagesOff: with the byte counter off (ByteCounter 0) its stage BC
+	// stays 0 instead of mirroring the timer's T, so recovery never reaches
+	// hyper increase.
+	ByteStagesOff bool
 }
