@@ -18,6 +18,9 @@ import (
 type Column struct {
 	Name    string
 	Results []metrics.SizeResult
+	// Kind is the variant's workload kind: bus bandwidth is "-" for a
+	// kind without one (HasBusBW); "" keeps every figure.
+	Kind string
 }
 
 // Metric is a quantity `fabriclab compare` can put side by side.
@@ -102,7 +105,8 @@ func (m Metric) Delta(base, other float64) string {
 //	#   size   1:v0   1:v1  Δ 1:v1
 //	    8MiB  40.00  42.00  +2.00 (+5.0%)
 //
-// A size a column does not have is "-", a failed job "!", an incomplete one
+// A size a column does not have is "-" (so is the bus bandwidth of a kind
+// without one, see HasBusBW), a failed job "!", an incomplete one
 // (time limit, interrupted) has its value marked "*"; deltas are left out
 // ("-") where either side is missing or failed.
 func WriteCompare(w io.Writer, cols []Column, metric string) error {
@@ -112,7 +116,7 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 	}
 	safe := make([]Column, len(cols))
 	for i, c := range cols {
-		safe[i] = Column{Name: safetext.Terminal(c.Name), Results: c.Results}
+		safe[i] = Column{Name: safetext.Terminal(c.Name), Results: c.Results, Kind: c.Kind}
 	}
 	cols = safe
 	if len(cols) == 0 {
@@ -153,6 +157,8 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 				return "!", 0, false
 			case m.fabric && r.Hosts != nil:
 				return "n/a", 0, false // real hosts: nobody counted the fabric's
+			case m.Name == "busbw" && !HasBusBW(cols[i].Kind):
+				return "-", 0, false // no bus bandwidth (an incast, a flow list, …)
 			}
 			v := m.value(r)
 			txt := m.format(v)
@@ -221,4 +227,12 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// RunLine describes a run for the headers of compare and show: "# run 12:
+// alltoall-dcqcn (examples/alltoall-dcqcn.yaml); seed 1; --set nic.burst=16",
+// text from the database escaped for the terminal.
+func RunLine(id int64, o Output) string {
+	return fmt.Sprintf("# run %d: %s (%s); %s\n", id, safetext.Terminal(o.Scenario), safetext.Terminal(o.ScenarioFile),
+		safetext.Terminal(Overrides(o)))
 }

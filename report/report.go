@@ -275,7 +275,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 	rows := make([][]string, 0, len(rs))
 	marks := make([]string, 0, len(rs))
 	var incomplete, failed int
-	var sumBus float64
+	var sumBus, sumTarget float64
 	var nBus int
 	for _, r := range rs {
 		human := units.Size(r.SizeBytes).String()
@@ -293,7 +293,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 			human,
 			usec(r.CCTS),
 			fmt.Sprintf("%.2f", r.AlgBWGBps),
-			fmt.Sprintf("%.2f", r.BusBWGBps),
+			busCell(v.Collective, r.BusBWGBps),
 			fmt.Sprintf("%.1f", r.IdealPct),
 			usec(r.IdealS),
 			routedCell(&r),
@@ -305,6 +305,9 @@ func WriteTable(w io.Writer, v VariantResult) error {
 		if r.Complete {
 			marks = append(marks, "")
 			sumBus += r.BusBWGBps
+			if r.Ranks > 1 {
+				sumTarget += r.AlgBWGBps * float64(r.Ranks-1)
+			}
 			nBus++
 		} else {
 			incomplete++
@@ -377,13 +380,16 @@ func WriteTable(w io.Writer, v VariantResult) error {
 	if failed > 0 {
 		fmt.Fprintf(&b, "# ! failed: the job returned an error\n")
 	}
-	if nBus > 0 {
-		fmt.Fprintf(&b, "# Avg bus bandwidth    : %.2f GB/s", sumBus/float64(nBus))
-		if nBus < len(rs) {
-			fmt.Fprintf(&b, " (over %d of %d sizes)", nBus, len(rs))
-		}
-		b.WriteByte('\n')
-	} else {
+	over := ""
+	if nBus > 0 && nBus < len(rs) {
+		over = fmt.Sprintf(" (over %d of %d sizes)", nBus, len(rs))
+	}
+	switch {
+	case !HasBusBW(v.Collective):
+		b.WriteString(noBusBWNote(v.Collective, sumTarget, nBus, over))
+	case nBus > 0:
+		fmt.Fprintf(&b, "# Avg bus bandwidth    : %.2f GB/s%s\n", sumBus/float64(nBus), over)
+	default:
 		b.WriteString("# Avg bus bandwidth    : n/a (no complete size)\n")
 	}
 	_, err := io.WriteString(w, b.String())
@@ -446,7 +452,7 @@ func WriteJobsTable(w io.Writer, v VariantResult) error {
 				interf = fmt.Sprintf("%.3f", j.Interference)
 			}
 			if j.Complete {
-				busbw = fmt.Sprintf("%.2f", j.BusBWGBps)
+				busbw = busCell(j.Kind, j.BusBWGBps)
 			}
 			time := usec(j.CCTS)
 			if !j.Complete {
@@ -514,9 +520,9 @@ var messageSweepCols = []sweepCol{
 }
 
 // measured is a row's measured cells for cols.
-func measured(r metrics.SizeResult, messages bool) []string {
+func measured(r metrics.SizeResult, kind string, messages bool) []string {
 	if !messages {
-		return []string{usec(r.CCTS), fmt.Sprintf("%.2f", r.BusBWGBps), fmt.Sprintf("%.1f", r.IdealPct),
+		return []string{usec(r.CCTS), busCell(kind, r.BusBWGBps), fmt.Sprintf("%.1f", r.IdealPct),
 			fabricCell(&r, r.PFCPauses), fabricCell(&r, r.ECNMarks), fabricCell(&r, r.Drops)}
 	}
 	carried := "no"
@@ -618,7 +624,7 @@ func WriteSweepSummary(w io.Writer, o Output) error {
 				failed++
 				marks = append(marks, "! "+oneLine(r.Error))
 			default:
-				row = append(row, measured(r, messages)...)
+				row = append(row, measured(r, v.Collective, messages)...)
 				if r.Complete {
 					marks = append(marks, "")
 				} else {

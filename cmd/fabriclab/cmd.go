@@ -323,6 +323,7 @@ type runFlags struct {
 	cc       string // --cc: the kernels' congestion control (hosts engine)
 	queue    bool   // --queue: put the jobs on the database's job queue for workers (queue_cmds.go)
 	wait     bool   // --wait: with --queue, wait for the workers and print as a local run does
+	format   string // --format table|nccl-tests (format.go)
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -385,6 +386,7 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	fl.StringVar(&f.cc, "cc", "", "with --engine hosts: the kernels' TCP congestion control `NAME` (cubic, bbr, reno, dctcp…; default: dctcp for transport.kind dctcp, else each kernel's default)")
 	fl.BoolVar(&f.queue, "queue", false, "put the jobs on the results database's job queue for 'fabriclab worker' processes instead of running them here (see 'fabriclab worker --help')")
 	fl.BoolVar(&f.wait, "wait", false, "with --queue: wait for the workers, printing progress and tables as rows land, then the outputs as a local run does")
+	fl.StringVar(&f.format, "format", formatTable, formatUsage)
 	a.maxScenarioFlag(cmd)
 	return cmd
 }
@@ -408,6 +410,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return usageErr(cmd, "--report-png needs --report FILE")
 	}
 	if err := checkQueueFlags(cmd, f); err != nil {
+		return err
+	}
+	if err := checkFormat(cmd, f.format); err != nil {
 		return err
 	}
 	runJob, err := a.engineFor(cmd, &f)
@@ -478,13 +483,13 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 }
 
 // finishRun writes a run's outputs once its jobs are done (or stopped):
-// the tables (with tables, or report.WriteTables on stdout), JSON, CSV and
+// the tables (with tables, or writeRunTables on stdout), JSON, CSV and
 // report, the failed jobs and those that hit the time limit on stderr,
 // the stored run's final status; and returns the run's exit error.
 func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobResult, started, finished time.Time, interrupted bool,
 	sr *storedRun, tables func(report.Output) error) error {
 	if tables == nil {
-		tables = func(out report.Output) error { return report.WriteTables(a.stdout, out) }
+		tables = func(out report.Output) error { return a.writeRunTables(a.stdout, p, f.format, out) } // format.go
 	}
 	out, failures := buildOutput(p, results, interrupted)
 	out.Sets, out.Sweeps = f.sets, f.sweeps

@@ -31,39 +31,43 @@ func parseCompareArg(s string) (compareArg, error) {
 }
 
 // compareColumns reads the runs the arguments name and returns one column
-// per variant, named "N:variant", in argument order.
-func compareColumns(st *store.Store, args []compareArg) ([]report.Column, error) {
+// per variant, named "N:variant", in argument order, and the header
+// lines: one per run, with its seed and command-line overrides
+// (report.RunLine).
+func compareColumns(st *store.Store, args []compareArg) ([]report.Column, []string, error) {
 	runs := map[int64]report.Output{}
 	var cols []report.Column
+	var header []string
 	for _, a := range args {
 		out, ok := runs[a.id]
 		if !ok {
 			var err error
 			if out, _, err = st.Run(a.id); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			runs[a.id] = out
+			header = append(header, report.RunLine(a.id, out))
 		}
 		found := false
 		var names []string
 		for _, v := range out.Variants {
 			names = append(names, v.Name)
 			if a.variant == "" || v.Name == a.variant {
-				cols = append(cols, report.Column{Name: fmt.Sprintf("%d:%s", a.id, v.Name), Results: v.Results})
+				cols = append(cols, report.Column{Name: fmt.Sprintf("%d:%s", a.id, v.Name), Results: v.Results, Kind: v.Collective})
 				found = true
 			}
 		}
 		if !found {
 			if a.variant == "" {
-				return nil, fmt.Errorf("run %d has no variants", a.id)
+				return nil, nil, fmt.Errorf("run %d has no variants", a.id)
 			}
-			return nil, fmt.Errorf("run %d has no variant %q (variants: %s)", a.id, a.variant, strings.Join(names, ", "))
+			return nil, nil, fmt.Errorf("run %d has no variant %q (variants: %s)", a.id, a.variant, strings.Join(names, ", "))
 		}
 	}
 	if len(cols) < 2 {
-		return nil, fmt.Errorf("nothing to compare: %s is a single variant; name another run or variant", cols[0].Name)
+		return nil, nil, fmt.Errorf("nothing to compare: %s is a single variant; name another run or variant", cols[0].Name)
 	}
-	return cols, nil
+	return cols, header, nil
 }
 
 func (a *app) compareCmd() *cobra.Command {
@@ -77,7 +81,9 @@ func (a *app) compareCmd() *cobra.Command {
 baseline; every other column is followed by its delta against it: absolute and
 in % for rates and times (busbw, algbw, cct), absolute for counters and
 percentages (pfc, ecn, ideal_pct). RUN alone means every variant of the run,
-RUN:VARIANT one; columns are named "N:variant".`,
+RUN:VARIANT one; columns are named "N:variant". The tables follow one line
+per run: its scenario, seed and command-line overrides (--set, --sweep).
+Kinds without a bus bandwidth (incast, flow lists, …) show busbw as "-".`,
 		Example: `  fabriclab compare 12 13
   fabriclab compare 12:pfc-only 12:tuned-final 13:tuned-final --metric cct
   fabriclab compare 12 13 --all`,
@@ -108,8 +114,11 @@ RUN:VARIANT one; columns are named "N:variant".`,
 				ms = report.AllMetrics
 			}
 			return readStore(db, func(st *store.Store) error {
-				cols, err := compareColumns(st, cas)
+				cols, header, err := compareColumns(st, cas)
 				if err != nil {
+					return err
+				}
+				if _, err := io.WriteString(a.stdout, strings.Join(header, "")); err != nil {
 					return err
 				}
 				for i, m := range ms {

@@ -18,6 +18,12 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	// One line per run first: its scenario, seed and overrides.
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "# run 1: ") || !strings.HasPrefix(lines[1], "# run 2: ") ||
+		!strings.HasSuffix(lines[0], "; seed 42; no --set or --sweep") {
+		t.Fatalf("compare's run lines:\n%s", out)
+	}
+	lines = lines[2:]
 	if len(lines) != 4 || lines[0] != "# compare bus bandwidth (GB/s); baseline 1:v0" {
 		t.Fatalf("compare:\n%s", out)
 	}
@@ -30,7 +36,7 @@ func TestCompare(t *testing.T) {
 	}
 
 	code, out, _ = storeApp(t, nil, "compare", "1:v0", "2:v0", "--db", db, "--metric", "pfc")
-	if code != 0 || !strings.HasPrefix(out, "# compare PFC pause frames; baseline 1:v0\n") || !strings.Contains(out, "  +0\n") {
+	if code != 0 || !strings.Contains(out, "\n# compare PFC pause frames; baseline 1:v0\n") || !strings.Contains(out, "  +0\n") {
 		t.Errorf("--metric pfc: exit %d\n%s", code, out)
 	}
 	code, out, _ = storeApp(t, nil, "compare", "1", "--db", db, "--all")

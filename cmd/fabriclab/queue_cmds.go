@@ -151,7 +151,7 @@ func (a *app) waitQueued(ctx context.Context, st *store.Store, q *queue.Queue, i
 			if next > 0 {
 				b.WriteString("\n")
 			}
-			if err := report.WriteTables(&b, report.Output{Variants: []report.VariantResult{v}}); err != nil {
+			if err := a.writeVariantTables(&b, p, f.format, v, next == 0); err != nil { // format.go
 				return err
 			}
 			streamed.Write(b.Bytes())
@@ -247,7 +247,7 @@ wait:
 	interrupted := ctx.Err() != nil || cancelled
 	tables := func(out report.Output) error {
 		var full bytes.Buffer
-		if err := report.WriteTables(&full, out); err != nil {
+		if err := a.writeRunTables(&full, p, f.format, out); err != nil { // format.go
 			return err
 		}
 		rest := full.Bytes()

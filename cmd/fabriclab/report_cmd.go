@@ -16,14 +16,21 @@ func (a *app) reportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RUN...",
 		Short: "Write saved runs as a self-contained HTML report with charts",
-		Long: `report writes one HTML file with charts of the saved runs: bus bandwidth,
-percent of ideal and CCT against data size, the flow completion curve and
-CDF, per-rank completion times, the rank-to-rank bandwidth heatmap, PFC pauses
-and ECN marks (per switch tier with sim.port_counters), and the scenario.
-With several runs their variants are drawn side by side as "run N: variant".
-The file has inline SVG only: no JavaScript, no network, it opens offline.
-Charts whose data the runs did not record are replaced by a sentence saying
-what to enable. --png DIR also writes each chart as a PNG.`,
+		Long: `report writes one HTML file with charts of the saved runs. At the top: the
+runs with their seed and command-line overrides (--set, --sweep) and a summary
+of each run's fabric (topology, hosts, rates, spines and oversubscription,
+forwarding, PFC and ECN thresholds, transport and congestion control). Then
+bus bandwidth (with a dashed line at the NIC rate), percent of ideal and CCT
+(log scale) against data size, the sorted flow completion times (log scale)
+and their CDF (log scale, steps), per-rank completion times (points; ranks
+that received nothing are left out), the rank-to-rank bandwidth heatmaps (one
+colour scale for those of the same rank count), PFC pause frames and ECN marks
+(each on its own chart; per switch tier with sim.port_counters), and the
+scenario. Every chart is followed by the numbers it draws; legends sit below
+the plots. With several runs their variants are drawn side by side as "run
+N: variant". The file has inline SVG only: no JavaScript, no network, it
+opens offline. Charts whose data the runs did not record are replaced by a
+sentence saying what to enable. --png DIR also writes each chart as a PNG.`,
 		Example: `  fabriclab report 12 -o report.html
   fabriclab report 12 13 -o compare.html --png charts/`,
 		Args: func(cmd *cobra.Command, args []string) error {

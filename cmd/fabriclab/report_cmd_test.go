@@ -28,7 +28,7 @@ func TestReportFromStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := string(b)
-	for _, s := range []string{"<!DOCTYPE html>", "<svg", "run 1: v0", "run 2: v1", ">8M<", ">32M<", "Bus bandwidth"} {
+	for _, s := range []string{"<!DOCTYPE html>", "<svg", "run 1: v0", "run 2: v1", ">8MiB<", ">32MiB<", "Bus bandwidth"} {
 		if !strings.Contains(h, s) {
 			t.Errorf("report lacks %q", s)
 		}

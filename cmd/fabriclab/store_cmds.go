@@ -318,7 +318,8 @@ func (a *app) runsCmd() *cobra.Command {
 status (running, done, interrupted, failed; "running (stale?)" for a run whose
 process on this machine is gone, e.g. killed; "queued (7/20 done)" for a run
 whose jobs are on the job queue, with its rows saved so far of all), variants,
-result rows and tags.`,
+result rows, the command-line overrides it ran with (--set and --sweep; --seed N
+is kept as --set seed=N; "-" for none) and tags.`,
 		Example: `  fabriclab runs
   fabriclab runs --tag baseline --name alltoall
   fabriclab runs --since 2026-11-01 --until 2026-12-01
@@ -338,10 +339,10 @@ result rows and tags.`,
 					return err
 				}
 				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tNAME\tSTARTED\tSTATUS\tVARIANTS\tROWS\tTAGS")
+				fmt.Fprintln(tw, "ID\tNAME\tSTARTED\tSTATUS\tVARIANTS\tROWS\tOVERRIDES\tTAGS")
 				for _, m := range ms {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", m.ID, forTerm(m.Name), forTerm(m.Started), statusText(m),
-						m.Variants, m.Rows, forTerm(strings.Join(m.Tags, ",")))
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", m.ID, forTerm(m.Name), forTerm(m.Started), statusText(m),
+						m.Variants, m.Rows, runOverrides(m), forTerm(strings.Join(m.Tags, ",")))
 				}
 				return tw.Flush()
 			})
@@ -356,15 +357,22 @@ result rows and tags.`,
 }
 
 func (a *app) showCmd() *cobra.Command {
-	var db string
+	var db, format string
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Print a saved run's tables",
 		Long: `show prints a saved run's tables as run printed them, after one comment
-line naming the run, its scenario file, start time and status.`,
-		Example: `  fabriclab show 12`,
-		Args:    runIDArg(1),
+line naming the run, its scenario file, start time and status, its tags and
+note, one with its seed and command-line overrides (--set, --sweep), and the
+summary of its fabric (read again from the saved scenario). --format
+nccl-tests prints nccl-tests' columns and footer instead of the tables.`,
+		Example: `  fabriclab show 12
+  fabriclab show 12 --format nccl-tests`,
+		Args: runIDArg(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(cmd, format); err != nil {
+				return err
+			}
 			id, _ := store.ParseID(args[0])
 			return readStore(db, func(st *store.Store) error {
 				out, m, err := st.Run(id)
@@ -378,11 +386,12 @@ line naming the run, its scenario file, start time and status.`,
 				if m.Note != "" {
 					fmt.Fprintf(a.stdout, "# note: %s\n", forTerm(oneLine(m.Note)))
 				}
-				return report.WriteTables(a.stdout, out)
+				return a.writeSavedTables(a.stdout, out, m, format) // format.go
 			})
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", dbUsage)
+	cmd.Flags().StringVar(&format, "format", formatTable, formatUsage)
 	return cmd
 }
 

@@ -1,26 +1,24 @@
 // Package charts renders results as one self-contained HTML report: inline
-// SVG charts drawn with gonum.org/v1/plot, no JavaScript, no network. Each
-// chart can also be written as a PNG.
+// SVG charts drawn with gonum.org/v1/plot, each followed by the numbers it
+// draws, no JavaScript, no network. Each chart can also be written as a PNG.
 package charts
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -28,6 +26,7 @@ import (
 
 	"fabriclab/metrics"
 	"fabriclab/report"
+	"fabriclab/units"
 )
 
 // Source is one run to report: its results and, when known, the scenario
@@ -38,6 +37,12 @@ type Source struct {
 	Label        string
 	Output       report.Output
 	ScenarioText string
+	// Fabrics are the variants' fabrics, in variant order (the summary at
+	// the top and the NIC rate on bus bandwidth charts). When nil they are
+	// read from ScenarioText (report.SavedFabrics); FabricErr says why
+	// there are none.
+	Fabrics   []report.Fabric
+	FabricErr string
 }
 
 // Options tune the report.
@@ -46,21 +51,38 @@ type Options struct {
 	PNGDir string
 }
 
+// Table is the numbers a chart draws, shown under it.
+type Table struct {
+	Head []string
+	Rows [][]string
+}
+
 // Chart is one rendered chart, or the reason it is missing.
 type Chart struct {
 	Name  string // file name stem, e.g. "busbw"
-	Title string
+	Title string // the section heading (and the PNG's title)
 	SVG   string // inline <svg>…</svg>; empty when skipped
 	Skip  string // why the chart is missing and what to enable
-	plot  *plot.Plot
-	draw  func(c draw.Canvas) // custom drawing (heatmap with colour bar)
-	w, h  vg.Length
+	Note  string // a sentence under the chart: what it leaves out, its scale
+	Table *Table // the numbers drawn
+
+	plot   *plot.Plot
+	draw   func(c draw.Canvas) // custom drawing (heatmap with colour bar)
+	legend []legendEntry       // drawn below the plot, never over the data
+	w, h   vg.Length
+	lo, hi float64 // a heatmap's colour scale
+}
+
+type legendEntry struct {
+	name   string
+	thumbs []plot.Thumbnailer
 }
 
 // series is one variant's results, sizes ascending.
 type series struct {
-	name string
-	v    report.VariantResult
+	name    string
+	v       report.VariantResult
+	nicGBps float64 // its NIC rate (0: unknown)
 }
 
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
@@ -75,6 +97,7 @@ func Write(w io.Writer, srcs []Source, opt Options) error {
 	if len(srcs) == 0 {
 		return errors.New("charts: no runs to report")
 	}
+	srcs = withFabrics(srcs)
 	ss := collect(srcs)
 	cs, err := build(ss)
 	if err != nil {
@@ -88,11 +111,28 @@ func Write(w io.Writer, srcs []Source, opt Options) error {
 	return writeHTML(w, srcs, cs)
 }
 
+// withFabrics fills in the fabrics of the sources that have none from
+// their scenario text.
+func withFabrics(srcs []Source) []Source {
+	out := make([]Source, len(srcs))
+	for i, s := range srcs {
+		if s.Fabrics == nil && s.FabricErr == "" {
+			fs, err := report.SavedFabrics(s.Output.ScenarioFile, s.ScenarioText, s.Output.Sets, s.Output.Sweeps)
+			if err != nil {
+				s.FabricErr = err.Error()
+			}
+			s.Fabrics = fs
+		}
+		out[i] = s
+	}
+	return out
+}
+
 func collect(srcs []Source) []series {
 	var ss []series
 	for _, s := range srcs {
 		o := report.Sorted(s.Output)
-		for _, v := range o.Variants {
+		for vi, v := range o.Variants {
 			name := v.Name
 			if name == "" {
 				name = o.Scenario
@@ -100,7 +140,11 @@ func collect(srcs []Source) []series {
 			if len(srcs) > 1 && s.Label != "" {
 				name = s.Label + ": " + name
 			}
-			ss = append(ss, series{name: name, v: v})
+			nic := 0.0
+			if vi < len(s.Fabrics) && (s.Fabrics[vi].Variant == v.Name || s.Fabrics[vi].Variant == "") {
+				nic = s.Fabrics[vi].NICGBps
+			}
+			ss = append(ss, series{name: name, v: v, nicGBps: nic})
 		}
 	}
 	return ss
@@ -138,10 +182,15 @@ func build(ss []series) ([]Chart, error) {
 		add(skip("ideal", "Percent of ideal vs data size", why))
 		add(skip("cct", "Collective completion time vs data size", why))
 	} else {
-		add(sizeChart("busbw", "Bus bandwidth vs data size", "bus bandwidth (GB/s)", ss, func(r metrics.SizeResult) float64 { return r.BusBWGBps }, 1))
-		add(sizeChart("ideal", "Percent of ideal vs data size", "% of ideal", ss, func(r metrics.SizeResult) float64 { return r.IdealPct }, 1))
+		add(busbwChart(ss))
+		add(sizeChart("ideal", "Percent of ideal vs data size", "% of ideal", "%.1f", ss, func(r metrics.SizeResult) (float64, bool) { return r.IdealPct, r.Complete }, 1, false))
 		tu, tname := timeUnit(ss, func(r metrics.SizeResult) []float64 { return []float64{r.CCTS} })
-		add(sizeChart("cct", "Collective completion time vs data size", "CCT ("+tname+")", ss, func(r metrics.SizeResult) float64 { return r.CCTS }, tu))
+		c := sizeChart("cct", "Collective completion time vs data size", "CCT ("+tname+", log scale)", "%.4g", ss,
+			func(r metrics.SizeResult) (float64, bool) { return r.CCTS, r.CCTS > 0 }, tu, true)
+		if c.Table != nil {
+			c.Table.Head[0] += ", CCT in " + tname
+		}
+		add(c)
 	}
 	add(fctCurve(ss))
 	add(fctCDF(ss))
@@ -150,12 +199,13 @@ func build(ss []series) ([]Chart, error) {
 	add(slowdownChart(ss, "slowdown-p50", "Median slowdown (FCT / FCT alone) vs message size", func(p metrics.Percentiles) float64 { return p.P50 }))
 	cs = append(cs, heatmaps(ss)...)
 	cs = append(cs, endpointHeatmaps(ss)...)
-	add(counterBars(ss))
+	cs = append(cs, counterBars(ss)...)
 	cs = append(cs, tierBars(ss)...)
 	for i := range cs {
 		if cs[i].Skip != "" {
 			continue
 		}
+		cs[i].h += legendHeight(len(cs[i].legend))
 		svg, err := renderSVG(cs[i])
 		if err != nil {
 			return nil, fmt.Errorf("charts: %s: %v", cs[i].Name, err)
@@ -165,9 +215,10 @@ func build(ss []series) ([]Chart, error) {
 	return cs, nil
 }
 
-func newPlot(title, x, y string) *plot.Plot {
+// newPlot is a plot without a title: the report's section heading names
+// the chart (the PNG gets the title when it is rendered).
+func newPlot(x, y string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	set := func(f *font.Font, size vg.Length) { *f = sans; f.Size = size }
@@ -177,55 +228,147 @@ func newPlot(title, x, y string) *plot.Plot {
 	set(&p.X.Tick.Label.Font, 10)
 	set(&p.Y.Tick.Label.Font, 10)
 	set(&p.Legend.TextStyle.Font, 10)
-	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	return p
 }
 
 func skip(name, title, why string) Chart { return Chart{Name: name, Title: title, Skip: why} }
 
-// lineStyle gives series i a colour, dashes and glyph of its own.
-func addLine(p *plot.Plot, i int, name string, xys plotter.XYs, points bool) error {
+func newChart(name, title string, p *plot.Plot) Chart {
+	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
+}
+
+// addLine adds series i as a line (with its glyphs when points), in the
+// series' own colour, dashes and glyph, to p and to the chart's legend.
+func (c *Chart) addLine(p *plot.Plot, i int, name string, xys plotter.XYs, points bool) (*plotter.Line, error) {
 	l, s, err := plotter.NewLinePoints(xys)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l.Color = plotutil.Color(i)
+	col, dashes, shape := seriesStyle(i)
+	l.Color = col
 	l.Width = vg.Points(1.5)
-	l.Dashes = plotutil.Dashes(i / 7)
-	s.Color = l.Color
-	s.Shape = plotutil.Shape(i)
+	l.Dashes = dashes
+	s.Color = col
+	s.Shape = shape
 	s.Radius = vg.Points(2.5)
 	p.Add(l)
 	if points {
 		p.Add(s)
-		p.Legend.Add(name, l, s)
+		c.legend = append(c.legend, legendEntry{name, []plot.Thumbnailer{l, s}})
 	} else {
-		p.Legend.Add(name, l)
+		c.legend = append(c.legend, legendEntry{name, []plot.Thumbnailer{l}})
 	}
+	return l, nil
+}
+
+// addPoints adds series i as glyphs only (no line joins them).
+func (c *Chart) addPoints(p *plot.Plot, i int, name string, xys plotter.XYs) error {
+	s, err := plotter.NewScatter(xys)
+	if err != nil {
+		return err
+	}
+	col, _, shape := seriesStyle(i)
+	s.Color = col
+	s.Shape = shape
+	s.Radius = vg.Points(3)
+	p.Add(s)
+	c.legend = append(c.legend, legendEntry{name, []plot.Thumbnailer{s}})
 	return nil
 }
 
-func sizeChart(name, title, ylabel string, ss []series, f func(metrics.SizeResult) float64, scale float64) Chart {
-	p := newPlot(title, "data size (bytes)", ylabel)
+// busbwChart is bus bandwidth against data size, with a dashed line at
+// each NIC rate of the variants (the most any busbw can reach).
+func busbwChart(ss []series) Chart {
+	var with []series
+	for _, s := range ss {
+		if report.HasBusBW(s.v.Collective) {
+			with = append(with, s)
+		}
+	}
+	const name, title = "busbw", "Bus bandwidth vs data size"
+	if len(with) == 0 {
+		return skip(name, title, "No variant has a bus bandwidth (incast, flow lists, uniform load, messages and any-to-any have none; see the README, \"Metrics\").")
+	}
+	c := sizeChart(name, title, "bus bandwidth (GB/s)", "%.2f", with, func(r metrics.SizeResult) (float64, bool) { return r.BusBWGBps, r.Complete }, 1, false)
+	if c.plot == nil {
+		return c
+	}
+	var rates []float64
+	for _, s := range with {
+		if s.nicGBps > 0 && !containsFloat(rates, s.nicGBps) {
+			rates = append(rates, s.nicGBps)
+		}
+	}
+	sort.Float64s(rates)
+	lo, hi := c.plot.X.Min, c.plot.X.Max
+	for _, rate := range rates {
+		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: rate}, {X: hi, Y: rate}})
+		if err != nil {
+			continue
+		}
+		l.Color = seriesColors[7]
+		l.Width = vg.Points(1)
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		c.plot.Add(l)
+		c.legend = append(c.legend, legendEntry{fmt.Sprintf("NIC rate %s GB/s", trimG(rate)), []plot.Thumbnailer{l}})
+		c.plot.Y.Max = math.Max(c.plot.Y.Max, rate*1.05)
+		c.Table.Head = append(c.Table.Head, "NIC rate (GB/s)")
+		for k := range c.Table.Rows {
+			c.Table.Rows[k] = append(c.Table.Rows[k], trimG(rate))
+		}
+	}
+	if len(rates) > 0 {
+		c.Note = "The dashed line is the NIC rate: the bus bandwidth a perfect fabric reaches."
+	}
+	if len(with) < len(ss) {
+		c.Note = strings.TrimSpace(c.Note + fmt.Sprintf(" %d variant(s) without a bus bandwidth (incast, flow lists, …) are left out.", len(ss)-len(with)))
+	}
+	return c
+}
+
+func trimG(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func containsFloat(xs []float64, v float64) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// sizeChart draws f(result)/scale against data size (log2 x axis), one
+// line per variant, log y when logY; the table has one row per size.
+func sizeChart(name, title, ylabel, cell string, ss []series, f func(metrics.SizeResult) (float64, bool), scale float64, logY bool) Chart {
+	p := newPlot("data size", ylabel)
 	p.X.Scale = plot.LogScale{}
+	c := newChart(name, title, p)
 	n := 0
 	seen := map[float64]bool{}
 	var sizes []float64
+	vals := map[[2]int64]string{}
+	var names []string
 	for i, s := range ss {
 		var xys plotter.XYs
 		for _, r := range ok(s.v.Results) {
+			y, good := f(r)
+			if !good || (logY && y <= 0) {
+				continue
+			}
 			x := float64(r.SizeBytes)
-			xys = append(xys, plotter.XY{X: x, Y: f(r) / scale})
+			xys = append(xys, plotter.XY{X: x, Y: y / scale})
+			vals[[2]int64{int64(i), r.SizeBytes}] = fmt.Sprintf(cell, y/scale)
 			if !seen[x] {
 				seen[x] = true
 				sizes = append(sizes, x)
 			}
 		}
+		names = append(names, s.name)
 		if len(xys) == 0 {
 			continue
 		}
-		if err := addLine(p, i, s.name, xys, true); err != nil {
+		if _, err := c.addLine(p, i, s.name, xys, true); err != nil {
 			return skip(name, title, err.Error())
 		}
 		n++
@@ -233,14 +376,29 @@ func sizeChart(name, title, ylabel string, ss []series, f func(metrics.SizeResul
 	if n == 0 {
 		return skip(name, title, "No variant has a measured data size.")
 	}
+	sort.Float64s(sizes)
 	p.X.Tick.Marker = Log2Ticks{Sizes: sizes}
-	p.Y.Min = 0
-	// Lines tend to sit high on the right (bandwidth saturates, CCT grows):
-	// the legend goes bottom right, clear of them.
-	p.Legend.Top = false
-	p.Legend.XOffs = -vg.Points(8)
-	p.Legend.YOffs = vg.Points(8)
-	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+	} else {
+		p.Y.Min = 0
+	}
+	p.X.Min, p.X.Max = sizes[0]/1.25, sizes[len(sizes)-1]*1.25
+	t := &Table{Head: append([]string{"size"}, names...)}
+	for _, x := range sizes {
+		row := []string{SizeLabel(int64(x))}
+		for i := range names {
+			v, okv := vals[[2]int64{int64(i), int64(x)}]
+			if !okv {
+				v = "-"
+			}
+			row = append(row, v)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	c.Table = t
+	return c
 }
 
 // timeUnit picks s, ms, µs or ns for the largest of the values.
@@ -253,6 +411,10 @@ func timeUnit(ss []series, f func(metrics.SizeResult) []float64) (float64, strin
 			}
 		}
 	}
+	return unitFor(m)
+}
+
+func unitFor(m float64) (float64, string) {
 	switch {
 	case m >= 1:
 		return 1, "s"
@@ -273,103 +435,186 @@ func largestOnly(ss []series, f func(metrics.SizeResult) []float64) (float64, st
 			}
 		}
 	}
-	return timeUnit([]series{{v: report.VariantResult{Results: []metrics.SizeResult{{Completion: metrics.Completion{SizeBytes: 1, Timing: metrics.Timing{CCTS: m}}}}}}},
-		func(r metrics.SizeResult) []float64 { return []float64{r.CCTS} })
+	return unitFor(m)
+}
+
+// curveQuantiles are the rows of an FCT table: quantiles of a sorted curve.
+var curveQuantiles = []struct {
+	name string
+	q    float64
+}{{"min", 0}, {"p10", 0.1}, {"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p99.9", 0.999}, {"max", 1}}
+
+// curveTable is the FCT table of the series' curves (nearest rank over the
+// curve's points), in unit tu named tn.
+func curveTable(names []string, curves [][]float64, tu float64, tn string) *Table {
+	t := &Table{Head: append([]string{"flows (FCT in " + tn + ")"}, names...)}
+	for _, q := range curveQuantiles {
+		row := []string{q.name}
+		for _, c := range curves {
+			k := int(math.Ceil(q.q*float64(len(c)))) - 1
+			k = min(max(k, 0), len(c)-1)
+			row = append(row, fmt.Sprintf("%.4g", c[k]/tu))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }
 
 func fctCurve(ss []series) Chart {
 	const name, title = "fct-curve", "Sorted flow completion times (largest size)"
 	tu, tn := largestOnly(ss, func(r metrics.SizeResult) []float64 { return r.FCTCurveS })
-	p := newPlot(title, "flows, fastest to slowest (%)", "FCT ("+tn+")")
-	n := 0
+	p := newPlot("flows, fastest to slowest (%)", "FCT ("+tn+", log scale)")
+	c := newChart(name, title, p)
+	var names []string
+	var curves [][]float64
 	for i, s := range ss {
 		r := largest(s)
 		if r == nil || len(r.FCTCurveS) == 0 {
 			continue
 		}
-		c := r.FCTCurveS
-		xys := make(plotter.XYs, len(c))
-		for j, v := range c {
-			x := 100.0
-			if len(c) > 1 {
-				x = 100 * float64(j) / float64(len(c)-1)
+		cv := append([]float64(nil), r.FCTCurveS...)
+		sort.Float64s(cv)
+		var xys plotter.XYs
+		for j, v := range cv {
+			if v <= 0 {
+				continue
 			}
-			xys[j] = plotter.XY{X: x, Y: v / tu}
+			x := 100.0
+			if len(cv) > 1 {
+				x = 100 * float64(j) / float64(len(cv)-1)
+			}
+			xys = append(xys, plotter.XY{X: x, Y: v / tu})
 		}
-		if err := addLine(p, i, fmt.Sprintf("%s (%s)", s.name, SizeLabel(r.SizeBytes)), xys, false); err != nil {
+		if len(xys) == 0 {
+			continue
+		}
+		label := fmt.Sprintf("%s (%s)", s.name, SizeLabel(r.SizeBytes))
+		if _, err := c.addLine(p, i, label, xys, false); err != nil {
 			return skip(name, title, err.Error())
 		}
-		n++
+		names, curves = append(names, label), append(curves, cv)
 	}
-	if n == 0 {
+	if len(names) == 0 {
 		return skip(name, title, "No per-flow completion curve (fct_curve_s) in these results: rerun with a current fabriclab.")
 	}
-	p.Y.Min = 0
-	p.Legend.Left = true
-	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.X.Min, p.X.Max = 0, 100
+	c.Table = curveTable(names, curves, tu, tn)
+	return c
 }
 
 func fctCDF(ss []series) Chart {
 	const name, title = "fct-cdf", "FCT CDF (largest size)"
 	tu, tn := largestOnly(ss, func(r metrics.SizeResult) []float64 { return r.FCTCurveS })
-	p := newPlot(title, "flow completion time ("+tn+")", "fraction of flows")
-	n := 0
+	p := newPlot("flow completion time ("+tn+", log scale)", "fraction of flows")
+	c := newChart(name, title, p)
+	var names []string
+	var curves [][]float64
 	for i, s := range ss {
 		r := largest(s)
 		if r == nil || len(r.FCTCurveS) == 0 {
 			continue
 		}
-		c := append([]float64(nil), r.FCTCurveS...)
-		sort.Float64s(c)
-		xys := plotter.XYs{{X: c[0] / tu, Y: 0}}
-		for j, v := range c {
+		cv := append([]float64(nil), r.FCTCurveS...)
+		sort.Float64s(cv)
+		// F(x) is the fraction of flows done by x: a step up at each
+		// completion, flat in between (drawn post-step).
+		var xys plotter.XYs
+		for j, v := range cv {
+			if v <= 0 {
+				continue
+			}
 			y := 1.0
-			if len(c) > 1 {
-				y = float64(j) / float64(len(c)-1)
+			if len(cv) > 1 {
+				y = float64(j) / float64(len(cv)-1)
+			}
+			if len(xys) == 0 {
+				xys = append(xys, plotter.XY{X: v / tu, Y: 0})
 			}
 			xys = append(xys, plotter.XY{X: v / tu, Y: y})
 		}
-		if err := addLine(p, i, fmt.Sprintf("%s (%s)", s.name, SizeLabel(r.SizeBytes)), xys, false); err != nil {
+		if len(xys) == 0 {
+			continue
+		}
+		label := fmt.Sprintf("%s (%s)", s.name, SizeLabel(r.SizeBytes))
+		l, err := c.addLine(p, i, label, xys, false)
+		if err != nil {
 			return skip(name, title, err.Error())
 		}
-		n++
+		l.StepStyle = plotter.PostStep
+		names, curves = append(names, label), append(curves, cv)
 	}
-	if n == 0 {
+	if len(names) == 0 {
 		return skip(name, title, "No per-flow completion curve (fct_curve_s) in these results: rerun with a current fabriclab.")
 	}
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Top = false
-	p.Legend.YOffs = vg.Points(40)
-	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
+	c.Table = curveTable(names, curves, tu, tn)
+	return c
 }
 
+// rankDone draws each rank's completion as a point (ranks are not a
+// continuum: no line joins them); ranks that received nothing (an
+// incast's senders) are left out, and the note says how many.
 func rankDone(ss []series) Chart {
 	const name, title = "rank-done", "Per-rank completion time (largest size)"
 	tu, tn := largestOnly(ss, func(r metrics.SizeResult) []float64 { return r.RankDoneS })
-	p := newPlot(title, "rank", "last incoming flow done ("+tn+")")
-	n := 0
+	p := newPlot("rank", "last incoming flow done ("+tn+")")
+	c := newChart(name, title, p)
+	var names []string
+	var cols [][]float64
+	idle, ranks := 0, 0
 	for i, s := range ss {
 		r := largest(s)
 		if r == nil || len(r.RankDoneS) == 0 {
 			continue
 		}
-		xys := make(plotter.XYs, len(r.RankDoneS))
+		var xys plotter.XYs
 		for j, v := range r.RankDoneS {
-			xys[j] = plotter.XY{X: float64(j), Y: v / tu}
+			if v <= 0 {
+				idle++
+				continue
+			}
+			xys = append(xys, plotter.XY{X: float64(j), Y: v / tu})
 		}
-		if err := addLine(p, i, fmt.Sprintf("%s (%s)", s.name, SizeLabel(r.SizeBytes)), xys, len(xys) <= 64); err != nil {
+		ranks = max(ranks, len(r.RankDoneS))
+		label := fmt.Sprintf("%s (%s)", s.name, SizeLabel(r.SizeBytes))
+		names, cols = append(names, label), append(cols, r.RankDoneS)
+		if len(xys) == 0 {
+			continue
+		}
+		if err := c.addPoints(p, i, label, xys); err != nil {
 			return skip(name, title, err.Error())
 		}
-		n++
 	}
-	if n == 0 {
+	if len(names) == 0 {
 		return skip(name, title, "No per-rank completion times (rank_done_s) in these results.")
 	}
 	p.Y.Min = 0
-	p.Legend.Top = false
-	p.Legend.YOffs = vg.Points(40)
+	if top := maxOf(cols) / tu; top > 0 {
+		p.Y.Max = top * 1.08 // glyphs clear of the top edge
+	}
+	p.X.Min, p.X.Max = -0.5, float64(ranks)-0.5
 	p.X.Tick.Marker = intTicks{}
-	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
+	if idle > 0 {
+		c.Note = fmt.Sprintf("Ranks that received nothing (e.g. an incast's senders) are left out: %d of %d rank entries.", idle, ranks*len(names))
+	}
+	t := &Table{Head: append([]string{"rank (time in " + tn + ")"}, names...)}
+	for j := range ranks {
+		row := []string{strconv.Itoa(j)}
+		for _, col := range cols {
+			v := "-"
+			if j < len(col) && col[j] > 0 {
+				v = fmt.Sprintf("%.4g", col[j]/tu)
+			}
+			row = append(row, v)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	c.Table = t
+	return c
 }
 
 // grid is a matrix for plotter.HeatMap, rows × columns (rank × rank:
@@ -402,10 +647,14 @@ func (l labelTicks) Ticks(min, max float64) []plot.Tick {
 // maxEndpointHeatmaps bounds the checkpoint heatmaps of one variant.
 const maxEndpointHeatmaps = 12
 
+// maxTableCells bounds a heatmap's numbers table (the JSON has them all).
+const maxTableCells = 64 * 64
+
 // endpointHeatmaps draws, for every any-to-any variant, one heatmap per
 // checkpoint interval: clients × servers, each cell the pair's rate in
 // that interval as a share of its full rate, so that a collision shows as
-// the same dark columns at every checkpoint.
+// the same dark columns at every checkpoint. Every one has the scale
+// 0–100 %.
 func endpointHeatmaps(ss []series) []Chart {
 	var cs []Chart
 	for i, s := range ss {
@@ -453,14 +702,42 @@ func endpointHeatmaps(ss []series) []Chart {
 			title := fmt.Sprintf("Endpoint rate, %% of full: %s, checkpoint %d (t = %.3g s)", s.name, k+1, cp.TS)
 			ch := heatmapOf(fmt.Sprintf("endpoints-%d-%d", i+1, k+1), title, g, "server host", "client host", "% of full", 0, 100)
 			ch.ticks(names(servers), names(clients))
+			ch.Table = matrixTable("client \\ server", names(clients), names(servers), g, "%.1f")
 			cs = append(cs, ch)
 		}
 	}
 	return cs
 }
 
+// matrixTable is a heatmap's numbers: one row per row label.
+func matrixTable(corner string, rows, cols []string, g grid, cell string) *Table {
+	if len(rows)*len(cols) > maxTableCells {
+		return nil
+	}
+	t := &Table{Head: append([]string{corner}, cols...)}
+	for r, name := range rows {
+		row := []string{name}
+		for c := range cols {
+			row = append(row, fmt.Sprintf(cell, g[r][c]))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// heatmaps draws each variant's rank × rank bandwidth matrix. Matrices of
+// the same rank count share one colour scale (0 to their largest cell), so
+// that a colour means the same GB/s in each of them; the note under each
+// says its scale and what shares it.
 func heatmaps(ss []series) []Chart {
-	var cs []Chart
+	type hm struct {
+		i    int
+		s    series
+		r    *metrics.SizeResult
+		grid grid
+	}
+	var hs []hm
+	his, los, count := map[int]float64{}, map[int]float64{}, map[int]int{}
 	for i, s := range ss {
 		r := largest(s)
 		if r == nil || len(r.RankBWGBps) == 0 {
@@ -474,29 +751,59 @@ func heatmaps(ss []series) []Chart {
 		if bad {
 			continue
 		}
-		title := fmt.Sprintf("Rank-to-rank bandwidth: %s (%s)", s.name, SizeLabel(r.SizeBytes))
-		cs = append(cs, heatmap(fmt.Sprintf("heatmap-%d", i+1), title, grid(m)))
+		n := len(m)
+		g := make(grid, n)
+		for k, row := range m {
+			g[k] = append([]float64(nil), row...)
+			for _, v := range row {
+				his[n], los[n] = math.Max(his[n], v), math.Min(los[n], v)
+			}
+		}
+		count[n]++
+		hs = append(hs, hm{i, s, r, g})
 	}
-	if len(cs) == 0 {
+	if len(hs) == 0 {
 		return []Chart{skip("heatmap", "Rank-to-rank bandwidth", "No rank-to-rank bandwidth matrix (rank_bw_gbps) in these results: it is kept up to 128 ranks, or always with sim.record_flows: true.")}
+	}
+	var cs []Chart
+	for _, h := range hs {
+		n := len(h.grid)
+		lo, hi := los[n], his[n]
+		if hi <= lo {
+			hi = lo + 1
+		}
+		title := fmt.Sprintf("Rank-to-rank bandwidth: %s (%s)", h.s.name, SizeLabel(h.r.SizeBytes))
+		c := heatmapOf(fmt.Sprintf("heatmap-%d", h.i+1), title, h.grid, "destination rank", "source rank", "GB/s", lo, hi)
+		c.ticks(intTicks{}, intTicks{})
+		c.Note = fmt.Sprintf("Colour scale %s–%s GB/s", trimG(roundG(lo)), trimG(roundG(hi)))
+		if count[n] > 1 {
+			c.Note += fmt.Sprintf(", shared by the %d heatmaps of %d ranks: the same colour is the same bandwidth in each.", count[n], n)
+		} else {
+			c.Note += fmt.Sprintf(", this heatmap's own (no other has %d ranks).", n)
+		}
+		ranks := make([]string, n)
+		for k := range ranks {
+			ranks[k] = strconv.Itoa(k)
+		}
+		c.Table = matrixTable("source \\ destination (GB/s)", ranks, ranks, h.grid, "%.2f")
+		cs = append(cs, c)
 	}
 	return cs
 }
 
-func heatmap(name, title string, g grid) Chart {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, row := range g {
-		for _, v := range row {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
+func maxOf(xss [][]float64) float64 {
+	m := 0.0
+	for _, xs := range xss {
+		for _, x := range xs {
+			m = math.Max(m, x)
 		}
 	}
-	lo = math.Min(lo, 0)
-	if hi <= lo {
-		hi = lo + 1
-	}
-	c := heatmapOf(name, title, g, "destination rank", "source rank", "GB/s", lo, hi)
-	c.ticks(intTicks{}, intTicks{})
-	return c
+	return m
+}
+
+func roundG(v float64) float64 {
+	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return v
 }
 
 // heatmapOf is a heatmap of g with a colour bar from lo to hi (values
@@ -507,27 +814,25 @@ func heatmapOf(name, title string, g grid, xlabel, ylabel, unit string, lo, hi f
 			row[k] = math.Min(math.Max(v, lo), hi)
 		}
 	}
-	cm := moreland.ExtendedBlackBody()
-	cm.SetMin(lo)
-	cm.SetMax(hi)
+	cm := newHeatMap(lo, hi)
 	hm := plotter.NewHeatMap(g, cm.Palette(255))
 	hm.Min, hm.Max = lo, hi
 	hm.Rasterized = len(g) > 64
-	p := newPlot(title, xlabel, ylabel)
+	p := newPlot(xlabel, ylabel)
 	p.Add(hm)
-	p.Title.Text = title
 
-	bar := newPlot("", "", unit)
-	bar.Title.Text = ""
+	bar := newPlot("", unit)
 	bar.HideX()
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
 	bar.Y.Min, bar.Y.Max = lo, hi
 	w, h := chartW, 12*vg.Centimeter
-	return Chart{Name: name, Title: title, w: w, h: h, plot: p, draw: func(c draw.Canvas) {
+	c := Chart{Name: name, Title: title, w: w, h: h, plot: p, lo: lo, hi: hi}
+	c.draw = func(cv draw.Canvas) {
 		barW := 2.4 * vg.Centimeter
-		p.Draw(draw.Crop(c, 0, -barW, 0, 0))
-		bar.Draw(draw.Crop(c, c.Max.X-c.Min.X-barW, 0, 1.1*vg.Centimeter, -0.9*vg.Centimeter))
-	}}
+		p.Draw(draw.Crop(cv, 0, -barW, 0, 0))
+		bar.Draw(draw.Crop(cv, cv.Max.X-cv.Min.X-barW, -0.3*vg.Centimeter, 1.1*vg.Centimeter, -0.9*vg.Centimeter))
+	}
+	return c
 }
 
 // ticks sets a heatmap's axis tick markers.
@@ -536,12 +841,13 @@ func (c *Chart) ticks(x, y plot.Ticker) {
 	c.plot.Y.Tick.Marker = y
 }
 
-// counterBars: PFC pauses and ECN marks per variant at the largest size.
-func counterBars(ss []series) Chart {
-	const name, title = "counters", "PFC pauses and ECN marks per variant (largest size)"
+// counterBars: PFC pause frames and ECN-marked packets per variant at the
+// largest size, each on a chart (and an axis) of its own: their counts
+// differ by orders of magnitude.
+func counterBars(ss []series) []Chart {
 	var pfc, ecn plotter.Values
 	var names []string
-	any := false
+	anyPFC, anyECN := false, false
 	for _, s := range ss {
 		r := largest(s)
 		if r == nil {
@@ -550,41 +856,56 @@ func counterBars(ss []series) Chart {
 		names = append(names, s.name)
 		pfc = append(pfc, float64(r.PFCPauses))
 		ecn = append(ecn, float64(r.ECNMarks))
-		any = any || r.PFCPauses > 0 || r.ECNMarks > 0
+		anyPFC = anyPFC || r.PFCPauses > 0
+		anyECN = anyECN || r.ECNMarks > 0
 	}
-	if len(names) == 0 {
-		return skip(name, title, "No variant has a measured data size.")
+	mk := func(name, title, ylabel string, vals plotter.Values, any bool) Chart {
+		if len(names) == 0 {
+			return skip(name, title, "No variant has a measured data size.")
+		}
+		p := newPlot("", ylabel)
+		c := newChart(name, title, p)
+		if err := c.bars(p, names, nil, []plotter.Values{vals}); err != nil {
+			return skip(name, title, err.Error())
+		}
+		if !any {
+			p.Y.Max = 1
+			c.Note = "None in any variant."
+		}
+		t := &Table{Head: []string{"variant", ylabel}}
+		for k, n := range names {
+			t.Rows = append(t.Rows, []string{n, strconv.FormatFloat(vals[k], 'f', 0, 64)})
+		}
+		c.Table = t
+		return c
 	}
-	p := newPlot(title, "", "count")
-	if err := bars(p, names, []string{"PFC pauses", "ECN marks"}, []plotter.Values{pfc, ecn}); err != nil {
-		return skip(name, title, err.Error())
+	return []Chart{
+		mk("pfc", "PFC pause frames per variant (largest size)", "PFC pause frames", pfc, anyPFC),
+		mk("ecn", "ECN-marked packets per variant (largest size)", "ECN-marked packets", ecn, anyECN),
 	}
-	if !any {
-		p.Y.Max = 1
-	}
-	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
 }
 
-// bars draws grouped bars: one group per category, one bar per series.
-func bars(p *plot.Plot, cats, names []string, vals []plotter.Values) error {
+// bars draws grouped bars: one group per category, one bar per series
+// (names, in the legend; nil for a single series coloured per category).
+func (c *Chart) bars(p *plot.Plot, cats, names []string, vals []plotter.Values) error {
 	bw := vg.Points(math.Max(6, math.Min(28, 300/float64(len(cats)*len(vals)))))
 	for i, v := range vals {
 		b, err := plotter.NewBarChart(v, bw)
 		if err != nil {
 			return err
 		}
-		b.Color = plotutil.Color(i)
+		b.Color = seriesColor(i)
 		b.LineStyle.Width = 0
 		b.Offset = vg.Length(float64(i)-float64(len(vals)-1)/2) * bw
 		p.Add(b)
-		p.Legend.Add(names[i], b)
+		if names != nil {
+			c.legend = append(c.legend, legendEntry{names[i], []plot.Thumbnailer{b}})
+		}
 	}
 	p.NominalX(cats...)
 	p.X.Min, p.X.Max = -0.5, float64(len(cats))-0.5 // room for the outer groups' bars
 	p.Y.Min = 0
 	p.Y.Tick.Marker = countTicks{}
-	// Headroom above the tallest bar so that the legend (top right, one
-	// line per series) does not cover it.
 	top := 0.0
 	for _, v := range vals {
 		for _, x := range v {
@@ -592,7 +913,7 @@ func bars(p *plot.Plot, cats, names []string, vals []plotter.Values) error {
 		}
 	}
 	if top > 0 {
-		p.Y.Max = top * (1.1 + 0.08*float64(len(vals)))
+		p.Y.Max = top * 1.08
 	}
 	if len(cats) > 4 {
 		p.X.Tick.Label.Rotation = math.Pi / 6
@@ -658,14 +979,25 @@ func tierBars(ss []series) []Chart {
 				any = any || get(a)[t] > 0
 			}
 		}
-		p := newPlot(title, "tier (ports of this tier's devices)", ylabel)
-		if err := bars(p, ts, names, vals); err != nil {
+		p := newPlot("tier (ports of this tier's devices)", ylabel)
+		c := newChart(name, title, p)
+		if err := c.bars(p, ts, names, vals); err != nil {
 			return skip(name, title, err.Error())
 		}
 		if !any {
 			p.Y.Max = 1
+			c.Note = "None in any variant."
 		}
-		return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
+		t := &Table{Head: append([]string{"tier"}, names...)}
+		for k, tier := range ts {
+			row := []string{tier}
+			for i := range accs {
+				row = append(row, strconv.FormatFloat(vals[i][k], 'f', 0, 64))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		c.Table = t
+		return c
 	}
 	return []Chart{
 		mk("tier-pfc", "PFC pauses sent per tier (largest size)", "PFC pauses sent", func(a acc) map[string]float64 { return a.pfc }),
@@ -673,15 +1005,82 @@ func tierBars(ss []series) []Chart {
 	}
 }
 
-func (c Chart) render(cv draw.Canvas) {
+// legendRow is the height of one legend line below a chart.
+const legendRow = 13 * vg.Length(1)
+
+// legendColumns is how many columns a legend of n entries takes.
+func legendColumns(n int) int {
+	switch {
+	case n <= 6:
+		return 1
+	case n <= 16:
+		return 2
+	}
+	return 3
+}
+
+// legendHeight is the strip below the plot that holds a legend of n
+// entries.
+func legendHeight(n int) vg.Length {
+	if n == 0 {
+		return 0
+	}
+	cols := legendColumns(n)
+	rows := (n + cols - 1) / cols
+	return vg.Length(rows)*legendRow + 8
+}
+
+// render draws the chart on cv: the plot, and its legend in a strip below
+// it; with title, the chart's title above (PNGs have no heading).
+func (c Chart) render(cv draw.Canvas, title bool) {
+	if title && c.plot != nil {
+		old := c.plot.Title.Text
+		c.plot.Title.Text = c.Title
+		defer func() { c.plot.Title.Text = old }()
+	}
+	area := cv
+	if n := len(c.legend); n > 0 {
+		lh := legendHeight(n)
+		area = draw.Crop(cv, 0, 0, lh, 0)
+		strip := draw.Crop(cv, 0, 0, 0, -(cv.Max.Y - cv.Min.Y - lh))
+		cols := legendColumns(n)
+		left := vg.Points(44) // about where the plot's data area starts
+		colW := (strip.Max.X - strip.Min.X - left) / vg.Length(cols)
+		per := (n + cols - 1) / cols
+		for k := range cols {
+			l := plot.NewLegend()
+			l.TextStyle.Font = sans
+			l.TextStyle.Font.Size = 10
+			l.Top, l.Left = true, true
+			l.Padding = 1
+			for _, e := range c.legend[min(k*per, n):min((k+1)*per, n)] {
+				l.Add(e.name, e.thumbs...)
+			}
+			x0 := left + vg.Length(k)*colW
+			l.Draw(draw.Crop(strip, x0, -(strip.Max.X - strip.Min.X - x0 - colW), 0, -4))
+		}
+	}
 	if c.draw != nil {
-		c.draw(cv)
+		c.draw(area)
 		return
 	}
-	c.plot.Draw(cv)
+	c.plot.Draw(area)
 }
 
 var fontRe = strings.NewReplacer("font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")
+
+// imageRe finds the <image> elements vgsvg writes (a heatmap drawn as a
+// raster, a colour bar): vgsvg labels their PNG data image/jpg and leaves
+// the browser to keep the image's aspect ratio, which shrinks a colour
+// bar of 1 × 255 pixels to an invisible sliver.
+var imageRe = regexp.MustCompile(`<image ([^>]*?)xlink:href="data:image/jpg;base64,`)
+
+// fixImages makes every raster image of an SVG fill its box exactly
+// (preserveAspectRatio="none"), drawn with sharp pixels, under its real
+// MIME type.
+func fixImages(svg string) string {
+	return imageRe.ReplaceAllString(svg, `<image ${1}preserveAspectRatio="none" style="image-rendering:pixelated;image-rendering:crisp-edges" xlink:href="data:image/png;base64,`)
+}
 
 func renderSVG(c Chart) (svg string, err error) {
 	defer func() {
@@ -690,7 +1089,7 @@ func renderSVG(c Chart) (svg string, err error) {
 		}
 	}()
 	cv := vgsvg.New(c.w, c.h)
-	c.render(draw.New(cv))
+	c.render(draw.New(cv), false)
 	var b bytes.Buffer
 	if _, err := cv.WriteTo(&b); err != nil {
 		return "", err
@@ -699,7 +1098,7 @@ func renderSVG(c Chart) (svg string, err error) {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
 	}
-	return fontRe.Replace(s), nil
+	return fixImages(fontRe.Replace(s)), nil
 }
 
 func renderPNG(c Chart) (png []byte, err error) {
@@ -708,8 +1107,19 @@ func renderPNG(c Chart) (png []byte, err error) {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	cv := vgimg.NewWith(vgimg.UseWH(c.w, c.h), vgimg.UseDPI(110))
-	c.render(draw.New(cv))
+	h := c.h + 0.8*vg.Centimeter // room for the title
+	cv := vgimg.NewWith(vgimg.UseWH(c.w, h), vgimg.UseDPI(110))
+	dc := draw.New(cv)
+	if c.draw != nil { // a heatmap: the title above its own drawing
+		t := newPlot("", "")
+		t.HideAxes()
+		t.Title.Text = c.Title
+		t.Draw(draw.Crop(dc, 0, 0, h-0.8*vg.Centimeter, 0))
+		c.render(draw.Crop(dc, 0, 0, 0, -0.8*vg.Centimeter), false)
+	} else {
+		c.h = h
+		c.render(dc, true)
+	}
 	var b bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(&b); err != nil {
 		return nil, err
@@ -739,67 +1149,6 @@ func writePNGs(dir string, cs []Chart) error {
 	return nil
 }
 
-const css = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
-h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ddd}
-figure{margin:1em 0}figure svg{max-width:100%;height:auto}
-.skip{color:#666;font-style:italic}
-table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;padding:.2em .6em;text-align:left}
-pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.85em}`
-
-func writeHTML(w io.Writer, srcs []Source, cs []Chart) error {
-	var b strings.Builder
-	e := html.EscapeString
-	title := "fabriclab report"
-	if len(srcs) == 1 && srcs[0].Output.Scenario != "" {
-		title += ": " + srcs[0].Output.Scenario
-	}
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<h1>%s</h1>\n", e(title), css, e(title))
-	b.WriteString("<table>\n<tr><th>run</th><th>scenario</th><th>file</th><th>seed</th><th>started</th><th>variants</th><th>version</th></tr>\n")
-	for _, s := range srcs {
-		o := s.Output
-		label := s.Label
-		if o.Interrupted {
-			label += " (interrupted)"
-		}
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%d</td><td>%s</td></tr>\n",
-			e(label), e(o.Scenario), e(o.ScenarioFile), o.Seed, e(o.Started), len(o.Variants), e(o.Version))
-	}
-	b.WriteString("</table>\n")
-	for _, c := range cs {
-		fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", e(c.Name), e(c.Title))
-		if c.Skip != "" {
-			fmt.Fprintf(&b, "<p class=\"skip\">%s</p>\n", e(c.Skip))
-			continue
-		}
-		fmt.Fprintf(&b, "<figure>\n%s</figure>\n", c.SVG)
-	}
-	for _, s := range srcs {
-		h := "Scenario"
-		if len(srcs) > 1 {
-			h += " of " + s.Label
-		}
-		fmt.Fprintf(&b, "<h2>%s</h2>\n", e(h))
-		if s.ScenarioText == "" {
-			fmt.Fprintf(&b, "<p class=\"skip\">The scenario text is not available (%s).</p>\n", e(s.Output.ScenarioFile))
-		} else {
-			fmt.Fprintf(&b, "<p>%s</p>\n<pre>%s</pre>\n", e(s.Output.ScenarioFile), e(s.ScenarioText))
-		}
-		if len(s.Output.Sets)+len(s.Output.Sweeps) > 0 {
-			var opts []string
-			for _, x := range s.Output.Sets {
-				opts = append(opts, "--set "+x)
-			}
-			for _, x := range s.Output.Sweeps {
-				opts = append(opts, "--sweep "+x)
-			}
-			fmt.Fprintf(&b, "<p>Command-line options: <code>%s</code></p>\n", e(strings.Join(opts, " ")))
-		}
-	}
-	b.WriteString("</body>\n</html>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
 // onlyMessages reports whether every result is an open-loop message
 // workload's (whose one "size" is a mean message size).
 func onlyMessages(ss []series) bool {
@@ -821,13 +1170,15 @@ func onlyMessages(ss []series) bool {
 func slowdownChart(ss []series, name, title string, q func(metrics.Percentiles) float64) Chart {
 	// A short y label: gonum pads the plot for a rotated label's full
 	// length, so a long one squeezes the data area.
-	p := newPlot(title, "message size (bytes, largest of the bucket)", "slowdown")
+	p := newPlot("message size (largest of the bucket)", "slowdown")
 	p.X.Scale = plot.LogScale{}
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	c := newChart(name, title, p)
 	n := 0
 	var sizes []float64
 	top := 1.0
+	t := &Table{Head: []string{"series", "bucket (B)", "messages", "slowdown"}}
 	for i, s := range ss {
 		r := largest(s)
 		if r == nil || len(r.SlowdownBySize) == 0 {
@@ -835,12 +1186,14 @@ func slowdownChart(ss []series, name, title string, q func(metrics.Percentiles) 
 		}
 		var xys plotter.XYs
 		for _, b := range r.SlowdownBySize {
-			y := math.Max(q(b.Slowdown), 1)
+			raw := q(b.Slowdown)
+			y := math.Max(raw, 1)
 			top = math.Max(top, y)
 			xys = append(xys, plotter.XY{X: float64(max(b.HiBytes, 1)), Y: y})
 			sizes = append(sizes, float64(max(b.HiBytes, 1)))
+			t.Rows = append(t.Rows, []string{s.name, fmt.Sprintf("%d–%d", b.LoBytes, b.HiBytes), strconv.Itoa(b.Slowdown.Count), fmt.Sprintf("%.2f", raw)})
 		}
-		if err := addLine(p, i, s.name, xys, true); err != nil {
+		if _, err := c.addLine(p, i, s.name, xys, true); err != nil {
 			return skip(name, title, err.Error())
 		}
 		n++
@@ -850,5 +1203,11 @@ func slowdownChart(ss []series, name, title string, q func(metrics.Percentiles) 
 	}
 	p.X.Tick.Marker = Log2Ticks{Sizes: sizes}
 	p.Y.Min, p.Y.Max = 1, math.Pow(10, math.Ceil(math.Log10(top*1.05)+0.01))
-	return Chart{Name: name, Title: title, plot: p, w: chartW, h: chartH}
+	c.Table = t
+	return c
 }
+
+// SizeLabel is a byte size on a chart as the command line writes it
+// (units.Size: 512B, 1KiB, 2MiB, 4GiB, 64KB): a label can be typed back
+// into --set workload.sizes.list=[…] or nccl's -b.
+func SizeLabel(n int64) string { return units.Size(n).String() }

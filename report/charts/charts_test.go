@@ -54,8 +54,8 @@ func TestReportAllCharts(t *testing.T) {
 	}
 	h := b.String()
 	// busbw, ideal, cct, fct-curve, fct-cdf, rank-done, slowdown p99 and
-	// p50, 2 heatmaps, counters, tier-pfc, tier-ecn.
-	const want = 13
+	// p50, 2 heatmaps, pfc, ecn, tier-pfc, tier-ecn.
+	const want = 14
 	svgs := svgRe.FindAllString(h, -1)
 	if len(svgs) != want {
 		t.Fatalf("%d <svg> elements, want %d", len(svgs), want)
@@ -65,7 +65,7 @@ func TestReportAllCharts(t *testing.T) {
 			t.Errorf("svg %d has no path or text elements", i)
 		}
 	}
-	for _, s := range []string{">1K<", ">2M<", ">4G<", "ecmp", "spray", "&lt;x&gt;", "sans-serif", "GB/s"} {
+	for _, s := range []string{">1KiB<", ">2MiB<", ">4GiB<", "ecmp", "spray", "&lt;x&gt;", "sans-serif", "GB/s"} {
 		if !strings.Contains(h, s) {
 			t.Errorf("report lacks %q", s)
 		}
@@ -101,8 +101,8 @@ func TestReportSkipsMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := b.String()
-	if n := len(svgRe.FindAllString(h, -1)); n != 4 {
-		t.Errorf("%d charts, want 4", n)
+	if n := len(svgRe.FindAllString(h, -1)); n != 5 { // busbw, ideal, cct, pfc, ecn
+		t.Errorf("%d charts, want 5", n)
 	}
 	for _, s := range []string{"set sim.port_counters: true", "sim.record_flows", "run 2: spray", "not available", "No message-size buckets"} {
 		if !strings.Contains(h, s) {
@@ -112,7 +112,8 @@ func TestReportSkipsMissing(t *testing.T) {
 }
 
 func TestSizeLabel(t *testing.T) {
-	for n, want := range map[int64]string{512: "512", 1 << 10: "1K", 2 << 20: "2M", 4 << 30: "4G", 1536: "1.5K"} {
+	// The units the command line takes (units.ParseSize, nccl's -b).
+	for n, want := range map[int64]string{512: "512B", 1 << 10: "1KiB", 2 << 20: "2MiB", 4 << 30: "4GiB", 1536: "1536B", 64000: "64KB"} {
 		if got := SizeLabel(n); got != want {
 			t.Errorf("SizeLabel(%d) = %q, want %q", n, got, want)
 		}
@@ -161,8 +162,8 @@ func TestReportOfMessageWorkloads(t *testing.T) {
 	if !strings.Contains(h, "no data-size sweep or bus bandwidth") || !strings.Contains(h, "99th-percentile slowdown") {
 		t.Error("report of message workloads lacks the skip note or the slowdown chart")
 	}
-	if n := len(svgRe.FindAllString(h, -1)); n != 10 {
-		t.Errorf("%d charts, want 10", n)
+	if n := len(svgRe.FindAllString(h, -1)); n != 11 {
+		t.Errorf("%d charts, want 11", n)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // Log2Ticks marks powers of two on a log-scaled axis of byte sizes, labelled
-// 1K, 2M, 4G (binary multiples). At most about eight are labelled; the
+// as the command line writes sizes (1KiB, 2MiB, 4GiB; SizeLabel). At most about eight are labelled; the
 // powers in between get unlabelled minor ticks. With Sizes (up to ten), the
 // labels go on those sizes instead: the sizes measured.
 type Log2Ticks struct {
@@ -59,22 +59,6 @@ func (l Log2Ticks) Ticks(min, max float64) []plot.Tick {
 		ts = append(ts, plot.Tick{Value: min, Label: SizeLabel(int64(min))})
 	}
 	return ts
-}
-
-// SizeLabel is a byte size as 512, 1K, 2M, 4G (binary multiples), or with
-// one decimal when it is not a whole multiple.
-func SizeLabel(n int64) string {
-	units := []string{"", "K", "M", "G", "T", "P"}
-	v := float64(n)
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if v == math.Trunc(v) {
-		return strconv.FormatFloat(v, 'f', 0, 64) + units[i]
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + units[i]
 }
 
 // intTicks marks whole numbers (ranks), at most about ten labelled.
@@ -137,4 +121,52 @@ func CountLabel(v float64) string {
 		s = "0"
 	}
 	return s + units[i]
+}
+
+// logTicks marks a log-scaled axis at 1…9 × 10^k: all labelled within a
+// decade, 1, 2 and 5 up to three decades, powers of ten beyond (the others
+// are minor ticks), so that a short range still has labels.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if min <= 0 || max <= min {
+		return []plot.Tick{{Value: max, Label: shortNum(max)}}
+	}
+	lo := int(math.Floor(math.Log10(min)))
+	hi := int(math.Ceil(math.Log10(max)))
+	// Every multiple labelled within a decade, 1, 2 and 5 up to three,
+	// powers of ten beyond.
+	label := func(m int) bool { return m == 1 || hi-lo <= 3 && (m == 2 || m == 5) || hi-lo <= 1 }
+	var ts []plot.Tick
+	for e := lo; e <= hi; e++ {
+		p := math.Pow(10, float64(e))
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * p
+			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if label(m) {
+				t.Label = shortNum(v)
+			}
+			ts = append(ts, t)
+		}
+	}
+	labelled := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled < 2 { // within one decade: label the ends too
+		ts = append(ts, plot.Tick{Value: min, Label: shortNum(min)}, plot.Tick{Value: max, Label: shortNum(max)})
+	}
+	return ts
+}
+
+// shortNum is v rounded to three significant digits, without an exponent
+// (0.002, 50, 1000000).
+func shortNum(v float64) string {
+	x, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return strconv.FormatFloat(x, 'f', -1, 64)
 }

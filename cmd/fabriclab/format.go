@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"fabriclab/report"
+	"fabriclab/store"
+)
+
+// Table formats of run, show and nccl (--format).
+const (
+	formatTable = "table"      // fabriclab's tables, after the fabric summary
+	formatNCCL  = "nccl-tests" // nccl-tests' columns and footer, for its parsers
+)
+
+const formatUsage = "print the results as `FORMAT`: table (fabriclab's tables, after a summary of the fabric) or nccl-tests (nccl-tests' columns and footer, for the scripts that parse them)"
+
+// checkFormat refuses an unknown --format.
+func checkFormat(cmd *cobra.Command, format string) error {
+	switch format {
+	case formatTable, formatNCCL:
+		return nil
+	}
+	return usageErr(cmd, "unknown --format %q (table or nccl-tests)", format)
+}
+
+// writeRunTables is what run prints on stdout once its jobs are done: the
+// fabric summary and the tables, or the nccl-tests format.
+func (a *app) writeRunTables(w io.Writer, p *plan, format string, out report.Output) error {
+	return writeFormatted(w, format, planFabrics(p), nil, ncclOptionsOf(p, "", ""), out)
+}
+
+// writeFormatted writes out as format: for table, the fabric summary (or
+// why there is none), a blank line and the tables; for nccl-tests, the
+// nccl-tests blocks with opt.
+func writeFormatted(w io.Writer, format string, fabrics []report.Fabric, fabricErr error, opt report.NCCLOptions, out report.Output) error {
+	if format == formatNCCL {
+		return report.WriteNCCLTests(w, out, opt)
+	}
+	switch {
+	case len(fabrics) > 0:
+		if err := report.WriteFabric(w, fabrics); err != nil {
+			return err
+		}
+	case fabricErr != nil:
+		if _, err := fmt.Fprintf(w, "# fabric: no summary (the saved scenario could not be read again: %s)\n", forTerm(oneLine(fabricErr.Error()))); err != nil {
+			return err
+		}
+	}
+	if len(fabrics) > 0 || fabricErr != nil {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return report.WriteTables(w, out)
+}
+
+// planFabrics is the fabric of each of the plan's variants (from its first
+// job's scenario), nil when the plan has no scenarios (a test's plan).
+func planFabrics(p *plan) []report.Fabric {
+	var fs []report.Fabric
+	for vi, v := range p.Variants {
+		found := false
+		for _, j := range p.Jobs {
+			if j.VariantIndex == vi && j.Spec != nil {
+				fs = append(fs, report.FabricOf(v.Name, j.Spec))
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return fs
+}
+
+// ncclOptionsOf is the nccl-tests format's options for the plan: each
+// variant's warmup and root, with the data type and reduction given
+// ("" for float and sum).
+func ncclOptionsOf(p *plan, dtype, op string) report.NCCLOptions {
+	opt := report.NCCLOptions{DataType: dtype, Op: op, Variants: map[string]report.NCCLVariant{}}
+	if p == nil {
+		return opt
+	}
+	for vi, v := range p.Variants {
+		for _, j := range p.Jobs {
+			if j.VariantIndex == vi && j.Spec != nil {
+				opt.Variants[v.Name] = report.NCCLVariant{Warmup: j.Spec.Workload.Warmup, Root: j.Spec.Workload.Root}
+				break
+			}
+		}
+	}
+	return opt
+}
+
+// writeSavedTables is what show prints after its "# run N" line: the
+// run's command-line overrides, its fabric (re-read from the saved
+// scenario text), and its tables; or the nccl-tests format.
+func (a *app) writeSavedTables(w io.Writer, out report.Output, m store.Meta, format string) error {
+	if _, err := fmt.Fprintf(w, "# overrides: %s\n", forTerm(report.Overrides(out))); err != nil {
+		return err
+	}
+	opt := report.NCCLOptions{Variants: map[string]report.NCCLVariant{}}
+	var fabrics []report.Fabric
+	f, err := report.SavedScenario(m.ScenarioFile, m.ScenarioText, m.Sets, m.Sweeps)
+	if err == nil {
+		fabrics = report.FabricsOfFile(f)
+		for _, v := range f.Variants {
+			if v.Spec != nil {
+				opt.Variants[v.Name] = report.NCCLVariant{Warmup: v.Spec.Workload.Warmup, Root: v.Spec.Workload.Root}
+			}
+		}
+	}
+	return writeFormatted(w, format, fabrics, err, opt, out)
+}
+
+// runOverrides is the OVERRIDES cell of runs: the run's --set and --sweep
+// options ("-" for none); --seed N is kept as --set seed=N.
+func runOverrides(m store.Meta) string {
+	s := report.OverrideFlags(m.Sets, m.Sweeps)
+	if s == "" {
+		return "-"
+	}
+	return forTerm(strings.ReplaceAll(s, "\t", " "))
+}
+
+// writeVariantTables writes one variant as writeRunTables writes it within
+// the whole run, for output that streams variant by variant (run --queue
+// --wait): with first, what comes before the first variant (the fabric
+// summary and a blank line in the table format). Concatenated in variant
+// order, with a blank line between variants, the pieces are what
+// writeRunTables writes for those variants (without a sweep summary).
+func (a *app) writeVariantTables(w io.Writer, p *plan, format string, v report.VariantResult, first bool) error {
+	one := report.Output{Variants: []report.VariantResult{v}}
+	if format == formatNCCL {
+		return report.WriteNCCLTests(w, one, ncclOptionsOf(p, "", ""))
+	}
+	if fs := planFabrics(p); first && len(fs) > 0 {
+		if err := report.WriteFabric(w, fs); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return report.WriteTables(w, one)
+}

@@ -1,0 +1,276 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"fabriclab/internal/safetext"
+	"fabriclab/scenario"
+	"fabriclab/topo"
+	"fabriclab/units"
+)
+
+// A FabricField is one line of a fabric summary: what it describes
+// (topology, links, …) and the description.
+type FabricField struct {
+	Name, Value string
+}
+
+// Fabric is the fabric one variant ran on, as the summary above the tables
+// and at the top of the report give it.
+type Fabric struct {
+	Variant string
+	Fields  []FabricField
+	// NICGBps is the host link's rate in GB/s (the line drawn on bus
+	// bandwidth charts); 0 when unknown.
+	NICGBps float64
+}
+
+// FabricOf summarizes a resolved scenario: topology, hosts, link rates,
+// spines and oversubscription, forwarding, PFC and ECN thresholds,
+// transport and congestion control.
+func FabricOf(variant string, s *scenario.Scenario) Fabric {
+	t, sw, tr := s.Topology, s.Switch, s.Transport
+	f := Fabric{Variant: variant, NICGBps: float64(t.HostLink.Rate) / 8e9}
+	add := func(name, format string, a ...any) {
+		f.Fields = append(f.Fields, FabricField{name, fmt.Sprintf(format, a...)})
+	}
+	hosts := scenario.Hosts(t)
+	ts := scenario.TopoSpec(s)
+	switch t.Kind {
+	case "leaf-spine":
+		leaves := 0
+		if t.HostsPerLeaf > 0 {
+			leaves = hosts / t.HostsPerLeaf
+		}
+		spines := topo.LeafSpines(ts)
+		add("topology", "leaf-spine, %d hosts, %d leaves of %d, %d spines (%s)", hosts, leaves, t.HostsPerLeaf, spines,
+			oversub(t.HostsPerLeaf, t.HostLink.Rate, spines, t.FabricLink.Rate))
+	case "fat-tree":
+		add("topology", "fat-tree k=%d, %d hosts, %d edge + %d aggregation + %d core switches (1:1, non-blocking)",
+			t.K, hosts, t.K*t.K/2, t.K*t.K/2, t.K*t.K/4)
+	case "rail":
+		per := t.ServersPerGroup
+		if per <= 0 {
+			per = t.Servers
+		}
+		spines := t.Spines
+		if spines <= 0 {
+			spines = topo.SpinesFor(per, t.HostLink.Rate, t.FabricLink.Rate, t.Oversubscription)
+		}
+		groups := 0
+		if per > 0 {
+			groups = t.Servers / per
+		}
+		add("topology", "rail-optimized, %d servers × %d GPUs = %d hosts, %d group(s) of %d servers, %d rail leaves, %d spines (%s)",
+			t.Servers, t.GPUsPerServer, hosts, groups, per, groups*t.GPUsPerServer, spines,
+			oversub(per, t.HostLink.Rate, spines, t.FabricLink.Rate))
+	default:
+		add("topology", "%s, %d hosts", t.Kind, hosts)
+	}
+	links := fmt.Sprintf("hosts %s, fabric %s, %s one-way", t.HostLink.Rate, t.FabricLink.Rate, t.HostLink.Delay)
+	if t.FabricLink.Delay != t.HostLink.Delay {
+		links = fmt.Sprintf("hosts %s (%s), fabric %s (%s) one-way", t.HostLink.Rate, t.HostLink.Delay, t.FabricLink.Rate, t.FabricLink.Delay)
+	}
+	if t.ScaleUp.Rate > 0 {
+		links += fmt.Sprintf("; scale-up %s per GPU", t.ScaleUp.Rate)
+	}
+	if len(t.Failures) > 0 {
+		links += fmt.Sprintf("; %d link failure(s)", len(t.Failures))
+	}
+	add("links", "%s", links)
+	fwd := sw.Forwarding
+	if sw.Forwarding == "ecmp" && sw.ECMPPolarized {
+		fwd += " (polarized)"
+	}
+	for _, tf := range sw.ForwardingTiers {
+		fwd += fmt.Sprintf(", %s on %s", tf.Forwarding, tf.Tier)
+	}
+	if sw.RoutesFile != "" {
+		fwd += ", routes from " + sw.RoutesFile
+	}
+	add("forwarding", "%s", fwd)
+	buf := "buffer " + sw.Buffer.String()
+	pfc := "PFC off"
+	if sw.PFC.Enabled {
+		head := "auto"
+		if sw.PFC.Headroom > 0 {
+			head = sw.PFC.Headroom.String()
+		}
+		pfc = fmt.Sprintf("PFC xoff %s, xon %s, headroom %s", sw.PFC.XOFF, sw.PFC.XON, head)
+	}
+	ecn := "ECN off"
+	if sw.ECN.Enabled {
+		ecn = fmt.Sprintf("ECN kmin %s, kmax %s, pmax %g", sw.ECN.KMin, sw.ECN.KMax, sw.ECN.PMax)
+		if sw.ECN.ReferenceRate > 0 {
+			ecn += fmt.Sprintf(" at %s (scaled per port rate)", sw.ECN.ReferenceRate)
+		}
+	}
+	add("switches", "%s; %s; %s", buf, pfc, ecn)
+	kind := tr.Kind
+	if kind == "" {
+		kind = "roce"
+	}
+	var cc string
+	switch kind {
+	case "roce":
+		cc = "RoCEv2, DCQCN " + tr.DCQCN.Preset
+		if tr.DCQCN.Preset == "off" {
+			cc = "RoCEv2, no congestion control (DCQCN off)"
+		}
+	case "homa":
+		cc = "Homa (receiver-driven)"
+	case "dctcp":
+		cc = "DCTCP"
+	case "tcp":
+		cc = "TCP (ECN as plain TCP)"
+	default:
+		cc = kind
+	}
+	add("transport", "%s; MTU %s, %s", cc, s.NIC.MTU, s.NIC.OutOfOrder)
+	return f
+}
+
+// oversub is "2:1" or "1:1, non-blocking" for a leaf's down and up capacity.
+func oversub(down int, host units.Rate, up int, fab units.Rate) string {
+	if up <= 0 || fab <= 0 {
+		return "no uplinks"
+	}
+	r := float64(down) * float64(host) / (float64(up) * float64(fab))
+	s := strconv.FormatFloat(r, 'f', -1, 64)
+	if r != float64(int64(r*100))/100 {
+		s = strconv.FormatFloat(r, 'f', 2, 64)
+	}
+	if r <= 1 {
+		return s + ":1, non-blocking"
+	}
+	return s + ":1 oversubscribed"
+}
+
+// WriteFabric writes the fabric summary as comment lines: the first
+// variant's fabric in full, then, for each later variant whose fabric
+// differs, only the lines that differ from the first's:
+//
+//	# fabric: leaf-spine, 32 hosts, 4 leaves of 8, 4 spines (1:1, non-blocking)
+//	#   links: hosts 400Gbps, fabric 400Gbps, 1us one-way
+//	#   …
+//	# fabric of lossy: switches: buffer 32MiB; PFC off; ECN …
+//
+// Nothing is written without fabrics.
+func WriteFabric(w io.Writer, fs []Fabric) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	base := fs[0]
+	for i, f := range base.Fields {
+		if i == 0 {
+			fmt.Fprintf(&b, "# fabric: %s\n", safetext.Terminal(f.Value))
+			continue
+		}
+		fmt.Fprintf(&b, "#   %s: %s\n", f.Name, safetext.Terminal(f.Value))
+	}
+	for _, f := range fs[1:] {
+		for _, d := range FabricDiff(base, f) {
+			fmt.Fprintf(&b, "# fabric of %s: %s: %s\n", safetext.Terminal(f.Variant), d.Name, safetext.Terminal(d.Value))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// FabricDiff is the fields of f that differ from base's.
+func FabricDiff(base, f Fabric) []FabricField {
+	var out []FabricField
+	for _, x := range f.Fields {
+		same := false
+		for _, y := range base.Fields {
+			if y == x {
+				same = true
+				break
+			}
+		}
+		if !same {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// FabricsOfFile is the fabric of every variant of a loaded scenario file
+// (sweep points included), in variant order.
+func FabricsOfFile(f *scenario.File) []Fabric {
+	var out []Fabric
+	for _, v := range f.Variants {
+		spec := v.Spec
+		if spec == nil {
+			spec = f.Base
+		}
+		if spec == nil {
+			continue
+		}
+		out = append(out, FabricOf(v.Name, spec))
+	}
+	return out
+}
+
+// SavedScenario re-reads a saved run's scenario text with its --set and
+// --sweep options. The files the scenario names (flow lists, size
+// distributions, routes) are looked up relative to file, as when it ran;
+// when they are gone the error says so.
+func SavedScenario(file, text string, sets, sweeps []string) (*scenario.File, error) {
+	if text == "" {
+		return nil, fmt.Errorf("the run has no scenario text")
+	}
+	name := file
+	if name == "" {
+		name = "scenario.yaml"
+	}
+	return scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets, Sweeps: sweeps, MaxBytes: int64(len(text)) + 1})
+}
+
+// SavedFabrics is the fabric of every variant of a saved run
+// (SavedScenario).
+func SavedFabrics(file, text string, sets, sweeps []string) ([]Fabric, error) {
+	f, err := SavedScenario(file, text, sets, sweeps)
+	if err != nil {
+		return nil, err
+	}
+	return FabricsOfFile(f), nil
+}
+
+// Overrides is what the command line changed of a run's scenario, as
+// "seed 7; --set nic.burst=16 --sweep workload.qps=1,2" ("seed 1; no --set
+// or --sweep" when nothing): --seed is kept as --set seed=N.
+func Overrides(o Output) string {
+	opts := OverrideFlags(o.Sets, o.Sweeps)
+	if opts == "" {
+		opts = "no --set or --sweep"
+	}
+	return fmt.Sprintf("seed %d; %s", o.Seed, opts)
+}
+
+// OverrideFlags is the --set and --sweep options as one line ("" for
+// none), each value quoted for a shell when it needs it.
+func OverrideFlags(sets, sweeps []string) string {
+	var parts []string
+	for _, s := range sets {
+		parts = append(parts, "--set "+shellWord(s))
+	}
+	for _, s := range sweeps {
+		parts = append(parts, "--sweep "+shellWord(s))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellWord quotes s for a POSIX shell unless it is made of safe characters.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,=:/+@%", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
