@@ -130,6 +130,23 @@ type Switch struct {
 	lb       *sim.RNG
 	rr       []uint32
 	flowlets []flowlet
+
+	// pins override the policy for the connections a flow list pinned to
+	// a path: their packets leave by the pinned port, whatever the policy.
+	pins map[connKey]*Port
+}
+
+// connKey is a connection's 5-tuple fields.
+type connKey struct{ src, dst, sqp, dqp int32 }
+
+// Pin makes the packets of connection (src, dst, sqp, dqp) leave this
+// switch by out (a port of this switch), whatever the policy says; a
+// failed out loses them.
+func (s *Switch) Pin(src, dst, sqp, dqp int32, out *Port) {
+	if s.pins == nil {
+		s.pins = map[connKey]*Port{}
+	}
+	s.pins[connKey{src, dst, sqp, dqp}] = out
 }
 
 // sharedLimit is the buffer lossless traffic may use before pausing: all
@@ -262,8 +279,13 @@ func (s *Switch) drop(p *Packet, in *Port) {
 	s.net.Pool.Put(p)
 }
 
-// route picks the egress port of p by the switch's policy.
+// route picks the egress port of p by the switch's policy (or its pin).
 func (s *Switch) route(p *Packet) *Port {
+	if s.pins != nil {
+		if pt := s.pins[connKey{p.Src, p.Dst, p.SrcQP, p.DstQP}]; pt != nil {
+			return pt
+		}
+	}
 	g := s.group(p.Dst)
 	if len(g) <= 1 {
 		if len(g) == 0 {
@@ -363,6 +385,9 @@ func (s *Switch) flowletHop(p *Packet, g []*Port) *Port {
 // policies are answered as ECMP would. Analyses use it to follow a flow's
 // exact path.
 func (s *Switch) NextHop(src, dst, sqp, dqp int32) *Port {
+	if pt := s.pins[connKey{src, dst, sqp, dqp}]; pt != nil {
+		return pt
+	}
 	g := s.group(dst)
 	if len(g) <= 1 {
 		if len(g) == 0 {

@@ -159,6 +159,9 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 	if err := s.applyRoutes(false); err != nil {
 		return nil, err
 	}
+	if err := plan.InstallPins(p, tp); err != nil {
+		return nil, err
+	}
 	if spec.Sim.Explain {
 		s.explain_ = newExplainer(len(s.DAG.Msgs))
 		tp.Net.Observer = s.explain_

@@ -87,7 +87,7 @@ func ApplyRoutes(spec *scenario.Scenario, tp *topo.Topology, routes []topo.Route
 
 // Static compiles every job of job's scenario together on its topology
 // as that stands at time 0 — links that fail at 0 down and routed around,
-// switch.routes_file pinned — built on a scheduler of its own and without
+// switch.routes_file and a flow list's paths pinned — built on a scheduler of its own and without
 // hosts' transports: what an analysis of static paths reads (the plan's
 // Tuple gives each message's 5-tuple, the topology's switches its path).
 // Errors come in the order an engine's build meets them.
@@ -113,6 +113,9 @@ func Static(job scenario.Job) (*Plan, *topo.Topology, error) {
 		return nil, nil, err
 	}
 	if err := ApplyRoutes(job.Spec, tp, routes, false); err != nil {
+		return nil, nil, err
+	}
+	if err := InstallPins(p, tp); err != nil {
 		return nil, nil, err
 	}
 	return p, tp, nil

@@ -184,7 +184,17 @@ func workloadKindsCatalogue() []*WorkloadKind {
 				c.flowsAt(p+"file", w, hosts, limit)
 			},
 			hosts: func(Workload, Topology, uint64, int, int) ([]int, error) { return nil, nil },
-			build: func(in BuildInput) (*workload.DAG, error) { return workload.Flows(in.NumHosts, in.Flows) }},
+			build: func(in BuildInput) (*workload.DAG, error) {
+				d, err := workload.Flows(in.NumHosts, in.Flows)
+				if err != nil {
+					return nil, err
+				}
+				for k, pin := range d.Pins {
+					pin.File = in.Workload.File
+					d.Pins[k] = pin
+				}
+				return d, nil
+			}},
 		&WorkloadKind{Name: "uniform", HostRange: true, ReadsLoad: true, ReadsDuration: true, hosts: rangeHosts,
 			check: func(c *checker, p string, _ int, w Workload, t Topology, ranks, _ int, limit units.Duration) {
 				c.uniform(p, w, t, ranks, limit)

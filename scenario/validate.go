@@ -549,10 +549,23 @@ func (c *checker) flowsAt(p string, w Workload, hosts int, limit units.Duration)
 		c.fail(p, "%s has no flows", w.File)
 		return
 	}
+	var tp *topo.Topology // built for the first pinned path
 	for _, fl := range ff.flows {
 		if fl.Src >= hosts || fl.Dst >= hosts {
 			c.fail(p, "%s:%d: host %d is not in the topology (hosts 0–%d)", w.File, fl.Line, max(fl.Src, fl.Dst), hosts-1)
 			return
+		}
+		if len(fl.Path) > 0 && c.err == nil {
+			if tp == nil {
+				var err error
+				if tp, err = topo.Wire(c.spec.Seed, TopoSpec(c.spec)); err != nil {
+					return // the topology's own error is reported where it is checked
+				}
+			}
+			if _, err := tp.PinPath(fl.Src, fl.Dst, fl.Path); err != nil {
+				c.fail(p, "%s:%d: path: %v", w.File, fl.Line, err)
+				return
+			}
 		}
 		if limit > 0 && fl.Start >= limit {
 			c.fail(p, "%s:%d: the flow starts at %v, not before sim.time_limit %v, so it would never run; raise sim.time_limit or start it earlier",

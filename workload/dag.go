@@ -71,6 +71,10 @@ type DAG struct {
 	// run is done when every message is delivered or cut.
 	Until sim.Time
 
+	// Pins are the paths given for messages (a flow list's path column),
+	// by message index; nil when none is pinned.
+	Pins map[int32]Pin
+
 	Msgs []Message
 	// DepCount[i] is how many messages i waits for.
 	DepCount []int32
@@ -79,6 +83,14 @@ type DAG struct {
 	succ      []int32
 
 	deps [][2]int32 // (from, to) edges, folded into the CSR by Finish
+}
+
+// Pin is a message's pinned path: the switches it must cross, from the
+// source's to the destination's, and where it was given (File:Line).
+type Pin struct {
+	Path []string
+	File string
+	Line int
 }
 
 // Add appends a message that waits for deps and returns its index.
@@ -257,7 +269,13 @@ func Flows(hosts int, flows []FlowSpec) (*DAG, error) {
 		m := d.msg(f.Src, f.Dst, f.Bytes)
 		m.At = f.Start
 		m.Channel = int32(i) // each listed flow is its own connection
-		d.Add(m)
+		k := d.Add(m)
+		if len(f.Path) > 0 {
+			if d.Pins == nil {
+				d.Pins = map[int32]Pin{}
+			}
+			d.Pins[k] = Pin{Path: f.Path, Line: f.Line}
+		}
 		d.Size += f.Bytes
 	}
 	d.Finish()
@@ -293,6 +311,12 @@ func Combine(parts []*DAG, delays []sim.Time) (*DAG, []int32) {
 		var delay sim.Time
 		if k < len(delays) {
 			delay = delays[k]
+		}
+		for k, pin := range p.Pins {
+			if d.Pins == nil {
+				d.Pins = map[int32]Pin{}
+			}
+			d.Pins[off+k] = pin
 		}
 		for i, m := range p.Msgs {
 			m.At += delay

@@ -18,6 +18,10 @@ type FlowSpec struct {
 	Src, Dst int
 	Bytes    int64
 	Start    units.Duration
+	// Path, when given, pins the flow to these switches, in order from
+	// the source's to the destination's (the fifth column, names joined
+	// by '>': leaf0>spine3>leaf1).
+	Path []string
 	// Line is the line of the flow in its file, for error messages.
 	Line int
 }
@@ -27,15 +31,17 @@ const maxFlowLine = inputfile.MaxLine
 
 // ParseFlowList reads a flow list: one flow per line,
 //
-//	src dst bytes [start]
+//	src dst bytes [start [path]]
 //
 // separated by spaces, tabs or commas (so a CSV file works). src and dst are
 // host indices (0-based; the caller checks them against the topology).
 // bytes takes size units (64KiB, 2MB; a bare number is bytes). start takes
 // duration units (10us, 1.5ms); a bare number is in seconds, as in most
 // trace files; it defaults to 0 when left out. '#' starts a comment; blank
-// lines are skipped, and so is a header line "src,dst,bytes,start" before
-// the first flow. Errors read "name:line: message" and quote at most a
+// lines are skipped, and so is a header line "src,dst,bytes,start[,path]"
+// before the first flow. path is the switches the flow must cross, from
+// the source's to the destination's, joined by '>' (the topology checks
+// that they exist and are linked). Errors read "name:line: message" and quote at most a
 // short piece of a token (inputfile.Token), never a whole line.
 func ParseFlowList(name string, r io.Reader) ([]FlowSpec, error) {
 	sc := inputfile.NewScanner(name, r, maxFlowLine)
@@ -53,8 +59,8 @@ func ParseFlowList(name string, r io.Reader) ([]FlowSpec, error) {
 		if len(flows) == 0 && isHeader(fields) {
 			continue
 		}
-		if len(fields) < 3 || len(fields) > 4 {
-			return nil, errf("want \"src dst bytes [start]\", got %d fields", len(fields))
+		if len(fields) < 3 || len(fields) > 5 {
+			return nil, errf("want \"src dst bytes [start [path]]\", got %d fields", len(fields))
 		}
 		f := FlowSpec{Line: sc.Line()}
 		var err error
@@ -75,9 +81,14 @@ func ParseFlowList(name string, r io.Reader) ([]FlowSpec, error) {
 			return nil, errf("bytes: %s must be more than 0", inputfile.Token(fields[2]))
 		}
 		f.Bytes = int64(b)
-		if len(fields) == 4 {
+		if len(fields) >= 4 {
 			if f.Start, err = start(fields[3]); err != nil {
 				return nil, errf("start: %s", tokenError(fields[3], err, "a time (e.g. 10us, or seconds)"))
+			}
+		}
+		if len(fields) == 5 {
+			if f.Path, err = pathOf(fields[4]); err != nil {
+				return nil, errf("path: %v", err)
 			}
 		}
 		flows = append(flows, f)
@@ -99,8 +110,27 @@ func tokenError(tok string, err error, what string) string {
 	return inputfile.Token(tok) + " is not " + what
 }
 
+// maxPathHops bounds a pinned path.
+const maxPathHops = 32
+
+// pathOf reads a pinned path: switch names joined by '>'.
+func pathOf(s string) ([]string, error) {
+	hops := strings.Split(s, ">")
+	if len(hops) > maxPathHops {
+		return nil, fmt.Errorf("%d switches; a path crosses at most %d", len(hops), maxPathHops)
+	}
+	for _, h := range hops {
+		if h == "" || len(h) > 64 || strings.IndexFunc(h, func(r rune) bool {
+			return !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		}) >= 0 {
+			return nil, fmt.Errorf("%s is not switch names joined by '>' (leaf0>spine1>leaf2)", inputfile.Token(s))
+		}
+	}
+	return hops, nil
+}
+
 func isHeader(fields []string) bool {
-	want := []string{"src", "dst", "bytes", "start"}
+	want := []string{"src", "dst", "bytes", "start", "path"}
 	if len(fields) < 3 || len(fields) > len(want) {
 		return false
 	}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ src,dst,bytes,start
 		t.Fatalf("got %d flows, want %d: %+v", len(got), len(want), got)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("flow %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
@@ -39,8 +40,10 @@ src,dst,bytes,start
 
 func TestParseFlowListErrors(t *testing.T) {
 	cases := []struct{ in, want string }{
-		{"0 1", "f.txt:1: want \"src dst bytes [start]\", got 2 fields"},
-		{"0 1 2 3 4", "f.txt:1: want"},
+		{"0 1", "f.txt:1: want \"src dst bytes [start [path]]\", got 2 fields"},
+		{"0 1 2 3 4 5", "f.txt:1: want"},
+		{"0 1 2KB 0 leaf0>>leaf1", "f.txt:1: path: \"leaf0>>leaf1\" is not switch names joined by '>'"},
+		{"0 1 2KB 0 leaf0>sp ine", "f.txt:1: want"},
 		{"\n\n-1 1 1KB", "f.txt:3: src: \"-1\" is not a host index"},
 		{"0 x 1KB", "f.txt:1: dst: \"x\" is not a host index"},
 		{"0 0 1KB", "f.txt:1: src and dst are both host 0"},
@@ -119,5 +122,27 @@ func TestParseFlowListErrorsDoNotEchoLines(t *testing.T) {
 	_, err := ParseFlowList("f.txt", strings.NewReader("0 1 1MB\n"+strings.Repeat("1", maxFlowLine+10)))
 	if err == nil || err.Error() != "f.txt:2: line longer than 1 MiB" {
 		t.Errorf("long line: %v", err)
+	}
+}
+
+// A fifth column pins the flow to a path of switches.
+func TestParseFlowListPath(t *testing.T) {
+	got, err := ParseFlowList("f.txt", strings.NewReader("src,dst,bytes,start,path\n0 5 1MB 0 leaf0>spine1>leaf1\n1 6 1MB 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !reflect.DeepEqual(got[0].Path, []string{"leaf0", "spine1", "leaf1"}) || got[1].Path != nil {
+		t.Fatalf("flows %+v", got)
+	}
+	d, err := Flows(8, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Pins) != 1 || d.Pins[0].Line != 2 || len(d.Pins[0].Path) != 3 {
+		t.Errorf("pins %+v", d.Pins)
+	}
+	c, _ := Combine([]*DAG{d, d}, nil)
+	if len(c.Pins) != 2 || c.Pins[2].Line != 2 {
+		t.Errorf("combined pins %+v", c.Pins)
 	}
 }
