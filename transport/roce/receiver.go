@@ -46,10 +46,10 @@ type Receiver struct {
 	cfg        *Config
 	cnpPending bool // CNPOnAck: a notification waits for the next ACK or NACK
 	expected   int64
-	nacked   bool // a NACK for expected is outstanding
-	sinceAck int
-	lastCNP  sim.Time
-	cnpSent  bool
+	nacked     bool // a NACK for expected is outstanding
+	sinceAck   int
+	lastCNP    sim.Time
+	cnpSent    bool
 
 	// Out-of-order acceptance: packets above expected held in the reorder
 	// buffer, and the message ends seen but not yet reached in order.
