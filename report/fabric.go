@@ -100,12 +100,18 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 			head = sw.PFC.Headroom.String()
 		}
 		pfc = fmt.Sprintf("PFC xoff %s, xon %s, headroom %s", sw.PFC.XOFF, sw.PFC.XON, head)
+		if sw.PFC.Mode == "dynamic" {
+			pfc = fmt.Sprintf("PFC dynamic: pause beyond %g × the free buffer (at least %s), headroom %s", sw.PFC.Alpha, max(sw.PFC.Reserved, s.NIC.MTU+s.NIC.Overhead), head)
+		}
 	}
 	ecn := "ECN off"
 	if sw.ECN.Enabled {
 		ecn = fmt.Sprintf("ECN kmin %s, kmax %s, pmax %g", sw.ECN.KMin, sw.ECN.KMax, sw.ECN.PMax)
 		if sw.ECN.ReferenceRate > 0 {
 			ecn += fmt.Sprintf(" at %s (scaled per port rate)", sw.ECN.ReferenceRate)
+		}
+		if sw.ECN.MarkAt == "dequeue" {
+			ecn += ", marked at dequeue"
 		}
 	}
 	add("switches", "%s; %s; %s", buf, pfc, ecn)
@@ -129,7 +135,17 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 	default:
 		cc = kind
 	}
-	add("transport", "%s; MTU %s, %s", cc, s.NIC.MTU, s.NIC.OutOfOrder)
+	extra := ""
+	if kind == "roce" && s.NIC.CNP == "ack" {
+		extra += ", CNPs on ACKs"
+	}
+	if s.NIC.ControlWire > 0 && s.NIC.ControlWire != 84 {
+		extra += fmt.Sprintf(", control frames %s", s.NIC.ControlWire)
+	}
+	if s.NIC.ControlPriority == s.NIC.DataPriority {
+		extra += ", ACKs in the data class"
+	}
+	add("transport", "%s; MTU %s, %s%s", cc, s.NIC.MTU, s.NIC.OutOfOrder, extra)
 	return f
 }
 
