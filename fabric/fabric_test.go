@@ -822,3 +822,38 @@ func TestPFCDynamicThresholdsFollowFreeBuffer(t *testing.T) {
 		t.Error("dynamic thresholds paused the same on twice the free buffer")
 	}
 }
+
+// With dynamic thresholds a queue that other queues' growth leaves above
+// the (falling) threshold pauses at once, its headroom counted from there
+// rather than from the new threshold: scripted arrivals at one instant put
+// 10 frames on a 10G ingress (below the threshold then), 40 on a 400G one
+// (which fill the shared pool and drop the threshold to its floor), then
+// one more on the 10G ingress: it is paused and the frame is admitted
+// into its headroom, not dropped.
+func TestPFCDynamicThresholdFallingBelowAQueueDoesNotDrop(t *testing.T) {
+	cfg := pfcConfig(2*mtuW, 0)
+	cfg.Buffer = 2*fabric.AutoHeadroom(g400, us, mtuW) + fabric.AutoHeadroom(g100, us, mtuW) + 40*mtuW
+	cfg.PFCDynamic, cfg.PFCAlpha, cfg.PFCReserved = true, 0.5, mtuW
+	b := newStar(cfg, us, 10*units.Gbps, g400, g100)
+	slow, fast := b.hosts[0].port.Peer, b.hosts[1].port.Peer
+	send := func(in *fabric.Port, n int, src int32) {
+		for k := 0; k < n; k++ {
+			p := b.net.Pool.Get()
+			p.Kind, p.Prio, p.Wire, p.Src, p.Dst, p.PSN = fabric.Data, 3, mtuW, src, 2, int64(k)
+			b.sw.Receive(p, in)
+		}
+	}
+	send(slow, 10, 0)
+	if slow.C.PFCPausesSent != 0 {
+		t.Fatal("the 10G ingress paused at 10 frames")
+	}
+	send(fast, 40, 1)
+	send(slow, 1, 0)
+	if b.net.DroppedPackets != 0 || slow.C.PFCPausesSent != 1 {
+		t.Fatalf("dropped %d; the 10G ingress sent %d pauses", b.net.DroppedPackets, slow.C.PFCPausesSent)
+	}
+	b.s.Run(-1)
+	if got := len(b.hosts[2].got); got != 51 {
+		t.Errorf("delivered %d of 51", got)
+	}
+}

@@ -178,6 +178,11 @@ func (s *Switch) Receive(p *Packet, in *Port) {
 			xoff = s.dynamicXOFF()
 			if in.pauseSent[pr] {
 				xoff = max(xoff, in.pauseLevel[pr]) // the headroom counts from where it paused
+			} else {
+				// Other queues filled the buffer and the threshold fell
+				// below this queue: it pauses now, its headroom counting
+				// from here.
+				xoff = max(xoff, in.ingress[pr])
 			}
 		}
 		if in.ingress[pr]+w > xoff+in.headroom {
