@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"fabriclab/queue"
 	"fabriclab/report"
 	"fabriclab/runner"
 	"fabriclab/scenario"
@@ -38,6 +40,9 @@ type launch struct {
 	sets   []string
 	ctx    context.Context
 	cancel context.CancelFunc
+	// cancelled: the user cancelled (a closing server cancels ctx too,
+	// but leaves a queued run to its workers).
+	cancelled atomic.Bool
 
 	mu       sync.Mutex
 	state    string // stateQueued, stateRunning, or the run's final store status
@@ -192,10 +197,18 @@ func (lr *launcher) run(l *launch) {
 	jobs := f.Jobs()
 	vs, seed, name := variantsOf(f, jobs)
 	started := time.Now().UTC()
-	id, err := s.cfg.Store.BeginRun(store.Meta{Name: name, ScenarioFile: l.Source, ScenarioText: string(l.text), Seed: seed,
-		Sets: l.sets, Version: s.cfg.Version, Tags: []string{"web"}, Started: started.Format(time.RFC3339), Expected: len(jobs)}, vs)
+	meta := store.Meta{Name: name, ScenarioFile: l.Source, ScenarioText: string(l.text), Seed: seed,
+		Sets: l.sets, Version: s.cfg.Version, Tags: []string{"web"}, Started: started.Format(time.RFC3339), Expected: len(jobs)}
+	if s.cfg.Queue != nil {
+		meta.Queue = queue.Name
+	}
+	id, err := s.cfg.Store.BeginRun(meta, vs)
 	if err != nil {
 		l.update(func() { l.state = store.StatusFailed; l.errMsg = "could not save the run: " + oneLine(err.Error()) })
+		return
+	}
+	if s.cfg.Queue != nil {
+		lr.runQueued(l, id, jobs, started)
 		return
 	}
 	l.update(func() {
@@ -231,6 +244,63 @@ func (lr *launcher) run(l *launch) {
 		}
 	})
 	s.logf("launch %d (run %d) %s", l.ID, id, status)
+}
+
+// runQueued puts launch l, saved as run id, on the job queue and follows
+// its rows as the workers save them, until the run ends or l is cancelled
+// (which cancels its jobs).
+func (lr *launcher) runQueued(l *launch, id int64, jobs []scenario.Job, started time.Time) {
+	s := lr.s
+	fail := func(msg string) {
+		_ = s.cfg.Store.FinishRun(id, store.StatusFailed, time.Now().UTC().Format(time.RFC3339))
+		l.update(func() { l.state, l.runID, l.errMsg = store.StatusFailed, id, msg })
+	}
+	sub, err := queue.Plan(l.Source, l.file, jobs, l.sets, nil, s.cfg.Version)
+	if err != nil {
+		fail(oneLine(err.Error()))
+		return
+	}
+	if err := s.cfg.Queue.Submit(l.ctx, id, sub); err != nil {
+		fail("could not queue the jobs: " + oneLine(err.Error()))
+		return
+	}
+	l.update(func() {
+		l.state, l.runID, l.total, l.started = stateRunning, id, len(jobs), started
+		l.running = map[int]func() float64{}
+	})
+	s.logf("launch %d (%s) is queued run %d: %d jobs", l.ID, l.Name, id, len(jobs))
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-l.ctx.Done():
+			if !l.cancelled.Load() {
+				return // the server is closing: the workers go on with the run
+			}
+			// Cancel: the run is kept as interrupted with its saved rows.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, _ = s.cfg.Store.CancelQueued(id)
+			_, _ = s.cfg.Queue.Cancel(ctx, id)
+			cancel()
+		}
+		m, err := s.cfg.Store.Meta(id)
+		if err != nil {
+			l.update(func() { l.errMsg = oneLine(err.Error()) })
+			continue
+		}
+		final := m.Status != store.StatusRunning && m.Status != store.StatusQueued && m.Status != ""
+		l.update(func() {
+			l.done = m.Rows
+			if final {
+				l.state, l.finished = m.Status, time.Now()
+			}
+		})
+		if final {
+			s.logf("launch %d (queued run %d) %s", l.ID, id, m.Status)
+			return
+		}
+	}
 }
 
 // variantsOf is the run's variants as the store keeps them, its seed and
@@ -519,6 +589,7 @@ func (s *Server) launchCancel(w http.ResponseWriter, r *http.Request) {
 	if l == nil {
 		return
 	}
+	l.cancelled.Store(true)
 	l.cancel()
 	s.logf("launch %d cancelled from %s", l.ID, r.RemoteAddr)
 	http.Redirect(w, r, "/launches/"+strconv.FormatInt(l.ID, 10), http.StatusSeeOther)

@@ -41,6 +41,7 @@ import (
 	"sync"
 	"time"
 
+	"fabriclab/queue"
 	"fabriclab/runner"
 	"fabriclab/store"
 )
@@ -67,6 +68,10 @@ type Config struct {
 	Workers, Parallel int
 	// MaxQueued bounds the launches waiting for a worker (0 = 16).
 	MaxQueued int
+	// Queue, when set, sends launches to the job queue in the store's
+	// database (fabriclab worker runs them) instead of the local pool;
+	// a launch's page then follows the rows as the workers save them.
+	Queue *queue.Queue
 	// Version is saved with launched runs.
 	Version string
 	// Log hears launches and refusals (nil: silent).

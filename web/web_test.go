@@ -20,7 +20,9 @@ import (
 	"fabriclab/engine"
 	"fabriclab/lab"
 	"fabriclab/metrics"
+	"fabriclab/queue"
 	"fabriclab/report"
+	"fabriclab/runner"
 	"fabriclab/scenario"
 	"fabriclab/store"
 )
@@ -412,5 +414,45 @@ func BenchmarkRunsPage10k(b *testing.B) {
 		if rec.Code != 200 {
 			b.Fatal(rec.Code)
 		}
+	}
+}
+
+// With a job queue, a launch goes to the workers: here one in-process
+// worker on the same SQLite file takes the jobs; the launch's page follows
+// the rows to done, and the run is a queued run.
+func TestLaunchOnTheQueue(t *testing.T) {
+	g := newRig(t, Config{})
+	dsn := filepath.Join(filepath.Dir(g.s.cfg.ExamplesDir), "runs.db")
+	q, err := queue.Open(context.Background(), dsn, "runs.db", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	g.s.cfg.Queue = q
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Work(ctx, queue.WorkerConfig{Store: g.st, Run: lab.Run, Version: "test", PollInterval: 50 * time.Millisecond,
+			Row: func(jr runner.JobResult) metrics.SizeResult { return jr.Result }, Log: io.Discard})
+	}()
+	defer func() { stop(); <-done }()
+	g.s.cfg.Version = "test"
+	code, _, h := g.post("/launch", url.Values{"example": {"tiny.yaml"}, "csrf": {g.csrf()}})
+	if code != http.StatusSeeOther {
+		t.Fatalf("launch: %d", code)
+	}
+	events := readEvents(t, g.ts.URL+h.Get("Location")+"/events")
+	last := events[len(events)-1]
+	if !last.Final || last.State != store.StatusDone || last.Done != 4 {
+		t.Fatalf("last event %+v", last)
+	}
+	out, m, err := g.st.Run(last.RunID)
+	if err != nil || m.Queue == "" || len(out.Variants) != 2 || len(out.Variants[0].Results) != 2 {
+		t.Fatalf("the queued run: %+v %v", m, err)
+	}
+	f, _ := scenario.Parse("tiny.yaml", []byte(tinyScenario))
+	r, _ := lab.Run(context.Background(), f.Jobs()[0], nil)
+	if got := out.Variants[0].Results[0]; got.CCTS != r.CCTS {
+		t.Errorf("the worker's row: CCT %v, a local run's %v", got.CCTS, r.CCTS)
 	}
 }

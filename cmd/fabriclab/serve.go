@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"fabriclab/hosts/inventory"
+	"fabriclab/queue"
 	"fabriclab/web"
 )
 
@@ -17,6 +18,7 @@ func (a *app) serveCmd() *cobra.Command {
 	var addr, db, tokenFile, examples string
 	var t web.TLS
 	var workers, parallel int
+	var useQueue bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Browse, compare and launch runs in a web browser",
@@ -25,7 +27,9 @@ name, tag, status and date), a run (its fabric, tables, every report chart,
 overrides, scenario; JSON, CSV and HTML downloads), a comparison of runs
 (their curves overlaid, metrics side by side with deltas), and a launch page
 that validates a pasted scenario or an example inline (line:column errors)
-and runs it on the server's worker pool, with live progress and cancel.
+and runs it on the server's worker pool (or, with --queue, on the job queue
+that fabriclab worker processes take jobs from), with live progress and
+cancel.
 
 It binds 127.0.0.1:7480. Beyond loopback it needs TLS (--cert-file,
 --key-file) and --token-file (a file only its owner can read, at least 16
@@ -34,6 +38,7 @@ bytes; the browser logs in with it once) or client certificates
 files of --examples and the shared size distributions.`,
 		Example: `  fabriclab serve
   fabriclab serve --db runs.db --examples examples --workers 2
+  fabriclab serve --db postgres://lab@db.example/fabriclab --queue
   fabriclab serve --addr 0.0.0.0:7480 --token-file ~/.fabriclab-token --cert-file cert.pem --key-file key.pem`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,12 +65,23 @@ files of --examples and the shared size distributions.`,
 				return &exitErr{exitError, err.Error()}
 			}
 			defer st.Close()
+			var q *queue.Queue
+			if useQueue {
+				dsn, err := dbDSN(db)
+				if err != nil {
+					return &exitErr{exitError, err.Error()}
+				}
+				if q, err = queue.Open(cmd.Context(), dsn, st.Name(), a.stderr); err != nil {
+					return &exitErr{exitError, err.Error()}
+				}
+				defer q.Close()
+			}
 			ln, err := web.Listen(addr, t, len(token) > 0)
 			if err != nil {
 				return &exitErr{exitError, err.Error()}
 			}
 			s, err := web.New(web.Config{Store: st, Token: token, Run: a.runJob, ExamplesDir: examples,
-				Workers: workers, Parallel: parallel, Version: version, Log: a.stderr})
+				Workers: workers, Parallel: parallel, Version: version, Log: a.stderr, Queue: q})
 			if err != nil {
 				ln.Close()
 				return &exitErr{exitError, err.Error()}
@@ -92,5 +108,6 @@ files of --examples and the shared size distributions.`,
 	f.StringVar(&examples, "examples", defExamples, "offer the scenario files of `DIR` on the launch page")
 	f.IntVar(&workers, "workers", 1, "launches that run at once")
 	f.IntVar(&parallel, "parallel", runtime.GOMAXPROCS(0), "jobs of one launch that run at once")
+	f.BoolVar(&useQueue, "queue", false, "send launches to the job queue in the results database (fabriclab worker runs them) instead of this server's pool")
 	return cmd
 }
