@@ -22,6 +22,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"static-routes.yaml":        nil,
 		"storage-pairs.yaml":        nil,
 		"incast.yaml":               {"workload.sizes.list=[64KiB]"},
+		"three-tier-websearch.yaml": {"topology.file=../topo/testdata/three-tier-small.csv", "workload.duration=200us"},
 		"fattree-permutation.yaml":  nil,
 		"flows.yaml":                nil,
 		"noisy-neighbour.yaml":      {"workload.sizes.list=[4MiB]"},

@@ -159,6 +159,10 @@ type SizeResult struct {
 	// Hosts is what a run on real hosts (run --engine hosts) adds; nil for
 	// a simulated run.
 	Hosts *HostsRun `json:"hosts,omitempty"`
+	// Engine is the simulator that produced the row when it is not the
+	// packet engine: "flow" (sim.engine flow, or auto above its
+	// threshold). Empty for the packet engine and for real hosts (Hosts).
+	Engine string `json:"engine,omitempty"`
 	// Endpoints and Checkpoints: an any-to-any run per endpoint pair, over
 	// the run and per checkpoint interval.
 	Endpoints   *Endpoints   `json:"endpoints,omitempty"`
@@ -232,6 +236,12 @@ type HostsRun struct {
 	// Probes are the scenario's paced UDP probes, in its order.
 	Probes []Probe `json:"probes,omitempty"`
 }
+
+// FabricMeasured reports whether the row's fabric counters (PFC pauses,
+// ECN marks, drops, retransmissions, CNPs, ports) were measured: not on
+// real hosts, whose fabric nobody counted, nor by the flow engine, which
+// has no packets.
+func (r *SizeResult) FabricMeasured() bool { return r.Hosts == nil && r.Engine == "" }
 
 // Probe is one paced UDP probe over a run: what its sender sent and what
 // its receiver counted by sequence number. Sent and SendErrors, or

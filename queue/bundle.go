@@ -120,6 +120,11 @@ func pack(f *scenario.File) (packed, error) {
 		if err := addPath("switch.routes_file", s.Switch.RoutesFile); err != nil {
 			return packed{}, err
 		}
+		if k := s.Topology.Kind; k == "custom" || k == "ns3" {
+			if err := addPath("topology.file", s.Topology.File); err != nil {
+				return packed{}, err
+			}
+		}
 		if err := addWorkload("workload", s.Workload); err != nil {
 			return packed{}, err
 		}

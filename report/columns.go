@@ -119,9 +119,9 @@ func csvHeader() []string {
 }
 
 // CSVValue is column c's cell value for result r of variant v in CSV:
-// empty for a fabric figure on a row from real hosts.
+// empty for a fabric figure on a row from real hosts or the flow engine.
 func (c ResultColumn) CSVValue(v *VariantResult, r *metrics.SizeResult) any {
-	if c.Fabric && r.Hosts != nil {
+	if c.Fabric && !r.FabricMeasured() {
 		return nil
 	}
 	return c.Row(v, r)

@@ -155,7 +155,7 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 			case r.Error != "":
 				failed = true
 				return "!", 0, false
-			case m.fabric && r.Hosts != nil:
+			case m.fabric && !r.FabricMeasured():
 				return "n/a", 0, false // real hosts: nobody counted the fabric's
 			case m.Name == "busbw" && !HasBusBW(cols[i].Kind):
 				return "-", 0, false // no bus bandwidth (an incast, a flow list, …)

@@ -274,7 +274,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 
 	rows := make([][]string, 0, len(rs))
 	marks := make([]string, 0, len(rs))
-	var incomplete, failed int
+	var incomplete, failed, flowRows int
 	var sumBus, sumTarget float64
 	var nBus int
 	for _, r := range rs {
@@ -302,8 +302,12 @@ func WriteTable(w io.Writer, v VariantResult) error {
 			fabricCell(&r, r.Drops),
 			retxCell(&r),
 		})
+		flowMark := ""
+		if r.Engine == "flow" {
+			flowMark, flowRows = "~", flowRows+1
+		}
 		if r.Complete {
-			marks = append(marks, "")
+			marks = append(marks, flowMark)
 			sumBus += r.BusBWGBps
 			if r.Ranks > 1 {
 				sumTarget += r.AlgBWGBps * float64(r.Ranks-1)
@@ -311,7 +315,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 			nBus++
 		} else {
 			incomplete++
-			marks = append(marks, "*")
+			marks = append(marks, "*"+flowMark)
 		}
 	}
 
@@ -379,6 +383,9 @@ func WriteTable(w io.Writer, v VariantResult) error {
 	}
 	if failed > 0 {
 		fmt.Fprintf(&b, "# ! failed: the job returned an error\n")
+	}
+	if flowRows > 0 {
+		fmt.Fprintf(&b, "# ~ flow-level engine (sim.engine): fluid rates, no packets, so no fabric counters (n/a)\n")
 	}
 	over := ""
 	if nBus > 0 && nBus < len(rs) {
@@ -774,9 +781,10 @@ func alignRows(b *strings.Builder, rows [][]string, header int, left []bool) {
 }
 
 // fabricCell is a fabric counter's cell: n/a on a row from real hosts,
-// whose fabric nobody counted (never a 0 that was not measured).
+// whose fabric nobody counted, or from the flow engine, which has no
+// packets (never a 0 that was not measured).
 func fabricCell(r *metrics.SizeResult, v int64) string {
-	if r.Hosts != nil {
+	if !r.FabricMeasured() {
 		return "n/a"
 	}
 	return strconv.FormatInt(v, 10)
@@ -795,6 +803,9 @@ func routedCell(r *metrics.SizeResult) string {
 // kernels' (Tcp.RetransSegs over the run, summed over the agents; n/a
 // unless every agent counted them).
 func retxCell(r *metrics.SizeResult) string {
+	if r.Engine != "" {
+		return "n/a"
+	}
 	if r.Hosts == nil {
 		return strconv.FormatInt(r.Retransmits, 10)
 	}

@@ -91,6 +91,8 @@ func Defaults() *Scenario {
 			TimeLimit:       units.Second,
 			MemoryLimit:     8 * units.GiB,
 			ExplainSlowdown: 1.5,
+			Engine:          "packet",
+			FlowAbove:       256 * units.MiB,
 		},
 	}
 }

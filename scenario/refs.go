@@ -10,8 +10,9 @@ import (
 // ReferencedFiles lists the files the scenario's variants read besides the
 // scenario itself: flow lists (workload.file), size distributions given as
 // paths or short names (workload.size_dist, resolved as the run resolves
-// them) and routing tables (switch.routes_file), for the workload and every
-// job, each once, sorted. The CLI refuses to write an output over any of
+// them), routing tables (switch.routes_file) and topology files
+// (topology.file of kinds custom and ns3), for the workload and every job,
+// each once, sorted. The CLI refuses to write an output over any of
 // them.
 func (f *File) ReferencedFiles() []string {
 	seen := map[string]bool{}
@@ -44,6 +45,9 @@ func (f *File) ReferencedFiles() []string {
 			continue
 		}
 		add(s.Switch.RoutesFile)
+		if readsFile(s.Topology.Kind) {
+			add(s.Topology.File)
+		}
 		addWorkload(s.Workload)
 		for _, j := range s.Jobs {
 			addWorkload(j.Workload)

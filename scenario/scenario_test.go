@@ -63,7 +63,7 @@ func TestDefaults(t *testing.T) {
 		{"pfc", d.Switch.PFC, PFC{true, 512 * units.KiB, 504 * units.KiB, 0, "static", 0.125, 0}},
 		{"forwarding", d.Switch.Forwarding, "ecmp"},
 		{"transport", d.Transport, Transport{Kind: "roce", DCQCN: DCQCN{Preset: "default"}}},
-		{"sim", d.Sim, SimOpts{TimeLimit: units.Second, MemoryLimit: 8 * units.GiB, ExplainSlowdown: 1.5}},
+		{"sim", d.Sim, SimOpts{TimeLimit: units.Second, MemoryLimit: 8 * units.GiB, ExplainSlowdown: 1.5, Engine: "packet", FlowAbove: 256 * units.MiB}},
 		{"seed", d.Seed, uint64(1)},
 	}
 	for _, c := range checks {

@@ -54,8 +54,12 @@ type Variant struct {
 
 // Topology selects a builder and its links.
 type Topology struct {
-	// Kind is leaf-spine, fat-tree or rail.
+	// Kind is leaf-spine, fat-tree, rail, custom (File: a YAML or CSV file
+	// of nodes and links) or ns3 (File: an ns-3 topology.txt).
 	Kind string `yaml:"kind" json:"kind"`
+	// File is the topology file of kinds custom and ns3, relative to the
+	// scenario (see custom.go); the other kinds do not read it.
+	File string `yaml:"file" json:"file,omitempty"`
 	// leaf-spine: Hosts in total, HostsPerLeaf per leaf; every leaf has one
 	// FabricLink uplink to every spine. Spines = 0 derives the spine count
 	// from Oversubscription (downlink:uplink capacity per leaf, 1 =
@@ -88,6 +92,10 @@ type Topology struct {
 	// SwitchLatency is the fixed forwarding delay added inside each switch on
 	// top of store-and-forward.
 	SwitchLatency units.Duration `yaml:"switch_latency" json:"switch_latency"`
+
+	// custom is File read and checked (kinds custom and ns3), attached by
+	// the loader; shared, not copied, by the variants that name the file.
+	custom *customTopology
 }
 
 // Failure takes the link between two switches (by name, e.g. leaf0 and
@@ -427,6 +435,11 @@ type SimOpts struct {
 	ExplainSlowdown float64 `yaml:"explain_slowdown" json:"explain_slowdown,omitempty"`
 	// PortCounters keeps per-port counters in the JSON output.
 	PortCounters bool `yaml:"port_counters" json:"port_counters"`
+	// Engine is the simulator: "packet" (the packet-level reference),
+	// "flow" (the flow-level engine, package fluid) or "auto" (flow for
+	// jobs of at least FlowAbove that it can express, else packet).
+	Engine    string     `yaml:"engine" json:"engine,omitempty"`
+	FlowAbove units.Size `yaml:"flow_above" json:"flow_above,omitempty"`
 }
 
 // Job is one simulation to run: a variant at one data size.

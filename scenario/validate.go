@@ -23,7 +23,7 @@ import (
 // What the simulator can build today. Extending a list here is all the
 // scenario package needs when another package grows a new kind.
 var (
-	topologyKinds = []string{"leaf-spine", "fat-tree", "rail"}
+	topologyKinds = []string{"leaf-spine", "fat-tree", "rail", "custom", "ns3"}
 	// topologyTiers are the switch tiers of each topology kind, edge first.
 	topologyTiers = map[string][]string{
 		"leaf-spine": {"leaf", "spine"},
@@ -60,13 +60,15 @@ func topoSize(t Topology) topo.Spec {
 	return topo.Spec{Kind: t.Kind, Hosts: t.Hosts, HostsPerLeaf: t.HostsPerLeaf, Spines: t.Spines,
 		Oversubscription: t.Oversubscription, K: t.K, Servers: t.Servers,
 		GPUsPerServer: t.GPUsPerServer, ServersPerGroup: t.ServersPerGroup,
-		HostLink: topo.Link{Rate: t.HostLink.Rate}, FabricLink: topo.Link{Rate: t.FabricLink.Rate}}
+		HostLink: topo.Link{Rate: t.HostLink.Rate}, FabricLink: topo.Link{Rate: t.FabricLink.Rate},
+		Graph: t.graph()}
 }
 
 // Validate checks every resolved scenario of the file (the base when there
 // are no variants, else each variant) and returns the first problem as an
 // *Error.
 func (f *File) Validate() error {
+	f.attachTopologies()
 	if len(f.sweep) > 0 {
 		return f.checkPoints()
 	}
@@ -148,6 +150,7 @@ func choices(list []string) string { return strings.Join(list, ", ") }
 
 func (c *checker) check(s *Scenario) error {
 	c.spec = s
+	c.f.attachTopology(s)
 	c.topology(s.Topology)
 	c.nic(s.NIC)
 	c.switches(s.Switch, s.Topology.Kind)
@@ -158,6 +161,8 @@ func (c *checker) check(s *Scenario) error {
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
 	c.need(s.Sim.ExplainSlowdown >= 1 && s.Sim.ExplainSlowdown <= 1e6, "sim.explain_slowdown", "must be between 1 and 1e6, got %v", s.Sim.ExplainSlowdown)
+	c.need(oneOf(s.Sim.Engine, []string{"packet", "flow", "auto"}), "sim.engine", "unknown %q; use packet, flow (the flow-level engine) or auto (flow for jobs of at least sim.flow_above it can express)", s.Sim.Engine)
+	c.need(s.Sim.FlowAbove >= 0, "sim.flow_above", "must not be negative, got %v", s.Sim.FlowAbove)
 	if c.err == nil {
 		c.fabric(s)
 	}
@@ -201,6 +206,8 @@ func (c *checker) topology(t Topology) {
 		}
 		c.need(t.Spines >= 0, p+"spines", "must not be negative, got %d", t.Spines)
 		c.need(Hosts(t) <= maxHosts, p+"servers", "%d servers × %d GPUs is more than the limit of %d hosts", t.Servers, t.GPUsPerServer, maxHosts)
+	case "custom", "ns3":
+		c.customCheck(t)
 	}
 	c.link(p+"host_link", t.HostLink)
 	c.link(p+"fabric_link", t.FabricLink)
@@ -276,7 +283,7 @@ func (c *checker) switches(s Switch, kind string) {
 	seen := map[string]bool{}
 	for i, tf := range s.ForwardingTiers {
 		k := fmt.Sprintf("%sforwarding_tiers[%d]", p, i)
-		tiers := topologyTiers[kind]
+		tiers := c.topologyTiersOf(kind)
 		c.need(oneOf(tf.Tier, tiers), k+".tier", "a %s topology has no tier %q; its tiers are: %s", kind, tf.Tier, choices(tiers))
 		c.need(!seen[tf.Tier], k+".tier", "tier %q is given twice", tf.Tier)
 		seen[tf.Tier] = true
@@ -802,6 +809,7 @@ func Notes(s *Scenario) []string {
 		}
 		out = append(out, note)
 	}
+	out = append(out, customNotes(s)...)
 	return append(out, timeLimitNotes(s)...)
 }
 
@@ -824,6 +832,9 @@ type validation struct {
 	mu     sync.Mutex
 	routes map[string]routesEntry
 	fabric map[string]fabricIssue
+	// topologies are the topology files read (custom.go), by kind and
+	// path.
+	topologies map[string]*customTopology
 }
 
 type routesEntry struct {

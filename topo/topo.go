@@ -20,7 +20,7 @@ type Link struct {
 
 // Spec describes a topology to build.
 type Spec struct {
-	Kind string // leaf-spine, fat-tree, rail
+	Kind string // leaf-spine, fat-tree, rail, custom or ns3 (built from Graph)
 
 	Hosts, HostsPerLeaf, Spines int
 	Oversubscription            float64
@@ -40,7 +40,14 @@ type Spec struct {
 	// TierPolicy overrides Switch.Policy for the switches of a tier (leaf,
 	// spine, edge, agg, core, rail).
 	TierPolicy map[string]fabric.Policy
+	// Graph is the checked topology of kinds custom and ns3 (see
+	// custom.go); GPUsPerServer groups its hosts into servers as on
+	// leaf-spine.
+	Graph *Graph
 }
+
+// fromGraph reports whether spec's kind is built from its Graph.
+func fromGraph(s Spec) bool { return s.Kind == "custom" || s.Kind == "ns3" }
 
 // config is the switch configuration of a tier.
 func (s Spec) config(tier string, cache map[string]*fabric.SwitchConfig) *fabric.SwitchConfig {
@@ -100,6 +107,11 @@ func HostCount(s Spec) int {
 			return math.MaxInt
 		}
 		return s.Servers * s.GPUsPerServer
+	case "custom", "ns3":
+		if s.Graph == nil {
+			return 0
+		}
+		return len(s.Graph.HostNodes)
 	}
 	return 0
 }
@@ -119,6 +131,10 @@ func NumHosts(s Spec) (int, error) {
 	case "rail":
 		if s.Servers <= 0 || s.GPUsPerServer <= 0 {
 			return 0, fmt.Errorf("rail: servers and gpus_per_server must be ≥ 1")
+		}
+	case "custom", "ns3":
+		if s.Graph == nil || len(s.Graph.HostNodes) == 0 {
+			return 0, fmt.Errorf("%s: the topology file was not read", s.Kind)
 		}
 	default:
 		return 0, fmt.Errorf("unknown topology kind %q", s.Kind)
@@ -156,6 +172,8 @@ func NumSwitches(s Spec) int {
 			ns = SpinesFor(per, s.HostLink.Rate, s.FabricLink.Rate, s.Oversubscription)
 		}
 		return s.Servers/per*s.GPUsPerServer + ns + scaleUpSwitches(s, h)
+	case "custom", "ns3":
+		return s.Graph.Switches + scaleUpSwitches(s, h)
 	}
 	return 0
 }
@@ -217,7 +235,7 @@ func wire(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.HostLink.Rate <= 0 || s.FabricLink.Rate <= 0 {
+	if !fromGraph(s) && (s.HostLink.Rate <= 0 || s.FabricLink.Rate <= 0) {
 		return nil, fmt.Errorf("link rates must be positive")
 	}
 	ids := nh
@@ -318,6 +336,8 @@ func wire(sched *sim.Scheduler, seed uint64, s Spec) (*Topology, error) {
 				link(l, sp)
 			}
 		}
+	case "custom", "ns3":
+		wireGraph(t, s)
 	default:
 		return nil, fmt.Errorf("unknown topology kind %q", s.Kind)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"fabriclab/engines"
 	"fabriclab/internal/safetext"
 	"fabriclab/lab"
 	"fabriclab/metrics"
@@ -62,7 +63,7 @@ func newApp(stdout, stderr io.Writer) *app {
 	a := &app{
 		stdout:     stdout,
 		stderr:     stderr,
-		runJob:     lab.Run,
+		runJob:     engines.Run,
 		isTerminal: isTerminal,
 		termWidth:  termWidth,
 		heartbeat:  10 * time.Second,
@@ -381,7 +382,7 @@ Results do not depend on --parallel: each job is deterministic for its seed.`,
 	fl.BoolVar(&f.noStore, "no-store", false, "do not save the run in the results database")
 	fl.StringVar(&f.report, "report", "", "write an HTML report with charts to `FILE` (see 'fabriclab report --help')")
 	fl.StringVar(&f.pngDir, "report-png", "", "with --report, also write each chart as a PNG into `DIR`")
-	fl.StringVar(&f.engine, "engine", "packet", "run on the `ENGINE`: packet (the simulator) or hosts (agents on real servers, see --agents)")
+	fl.StringVar(&f.engine, "engine", "", "run on the `ENGINE` instead of the scenario's sim.engine: packet (the packet simulator), flow (the flow-level engine), auto (flow for jobs of at least sim.flow_above it can express) or hosts (agents on real servers, see --agents)")
 	fl.StringVar(&f.agents, "agents", "", "with --engine hosts: the agents `FILE` mapping hosts to agents, or lab for the namespace lab of 'fabriclab lab up'")
 	fl.StringVar(&f.cc, "cc", "", "with --engine hosts: the kernels' TCP congestion control `NAME` (cubic, bbr, reno, dctcp…; default: dctcp for transport.kind dctcp, else each kernel's default)")
 	fl.BoolVar(&f.queue, "queue", false, "put the jobs on the results database's job queue for 'fabriclab worker' processes instead of running them here (see 'fabriclab worker --help')")

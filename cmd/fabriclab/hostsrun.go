@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"fabriclab/engine"
+	"fabriclab/engines"
 	"fabriclab/hosts"
 	"fabriclab/hosts/agent"
 	"fabriclab/hosts/inventory"
@@ -23,14 +24,20 @@ import (
 // job at a time (the agents run one run each).
 func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	switch f.engine {
-	case "packet", "":
+	case "", engines.Packet, engines.Flow, engines.Auto:
 		if f.agents != "" || f.cc != "" {
 			return nil, usageErr(cmd, "--agents and --cc are read by --engine hosts only")
 		}
-		return a.runJob, nil
+		if f.engine == "" {
+			return a.runJob, nil // the scenario's sim.engine
+		}
+		run, name := a.runJob, f.engine
+		return func(ctx context.Context, job scenario.Job, progress engine.Progress) (metrics.SizeResult, error) {
+			return run(ctx, engines.With(job, name), progress)
+		}, nil
 	case "hosts":
 	default:
-		return nil, usageErr(cmd, "unknown --engine %q; use packet or hosts", f.engine)
+		return nil, usageErr(cmd, "unknown --engine %q; use packet, flow, auto or hosts", f.engine)
 	}
 	if f.agents == "" {
 		return nil, usageErr(cmd, "--engine hosts needs --agents FILE (or --agents lab for the namespace lab)")

@@ -1,0 +1,77 @@
+// Package engines picks the simulator a job runs on — the scenario's
+// sim.engine: the packet engine (package lab, the reference), the
+// flow-level engine (package fluid), or auto: the flow engine for jobs of
+// at least sim.flow_above bytes that it can express, the packet engine for
+// the rest. Run is the job function of `run`, the web server and workers.
+package engines
+
+import (
+	"context"
+	"fmt"
+
+	"fabriclab/engine"
+	"fabriclab/fluid"
+	"fabriclab/lab"
+	"fabriclab/metrics"
+	"fabriclab/scenario"
+)
+
+// Engine names.
+const (
+	Packet = "packet"
+	Flow   = "flow"
+	Auto   = "auto"
+)
+
+// For is the engine job runs on, and why when auto chose the packet
+// engine for a job of the flow engine's size.
+func For(job scenario.Job) (name, why string) {
+	if job.Spec == nil {
+		return Packet, ""
+	}
+	switch job.Spec.Sim.Engine {
+	case Flow:
+		return Flow, ""
+	case Auto:
+		if job.Size < job.Spec.Sim.FlowAbove {
+			return Packet, ""
+		}
+		if ok, why := fluid.Supports(job); !ok {
+			return Packet, why
+		}
+		return Flow, ""
+	}
+	return Packet, ""
+}
+
+// Run runs job on the engine For picks. A flow-engine row says so
+// (metrics.SizeResult.Engine); a job the flow engine cannot express,
+// asked for by name, fails saying why.
+func Run(ctx context.Context, job scenario.Job, progress engine.Progress) (metrics.SizeResult, error) {
+	name, _ := For(job)
+	if name != Flow {
+		return lab.Run(ctx, job, progress)
+	}
+	if ok, why := fluid.Supports(job); !ok {
+		var r metrics.SizeResult
+		r.SizeBytes, r.Engine = int64(job.Size), Flow
+		err := fmt.Errorf("sim.engine flow: %s; use sim.engine packet or auto", why)
+		r.Error = err.Error()
+		return r, err
+	}
+	r, err := fluid.Run(ctx, job, progress)
+	r.Engine = Flow
+	return r, err
+}
+
+// With returns job running on engine name (packet, flow or auto) instead
+// of its scenario's sim.engine: run --engine. The scenario is copied.
+func With(job scenario.Job, name string) scenario.Job {
+	if job.Spec == nil || job.Spec.Sim.Engine == name {
+		return job
+	}
+	s := *job.Spec
+	s.Sim.Engine = name
+	job.Spec = &s
+	return job
+}

@@ -1,0 +1,62 @@
+package engines
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"fabriclab/scenario"
+)
+
+func jobs(t *testing.T, src string) []scenario.Job {
+	t.Helper()
+	f, err := scenario.Parse("e.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Jobs()
+}
+
+const base = "topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 1}\n"
+
+// auto takes the flow engine from sim.flow_above, for what it can express.
+func TestForPicksByEngineSizeAndSupport(t *testing.T) {
+	js := jobs(t, base+"workload: {kind: alltoall, sizes: {list: [1MiB, 4MiB]}}\nsim: {engine: auto, flow_above: 2MiB}\n")
+	if n, _ := For(js[0]); n != Packet {
+		t.Errorf("1 MiB under auto: %s", n)
+	}
+	if n, _ := For(js[1]); n != Flow {
+		t.Errorf("4 MiB under auto: %s", n)
+	}
+	homa := jobs(t, base+"transport: {kind: homa}\nworkload: {kind: alltoall, sizes: {list: [4MiB]}}\nsim: {engine: auto, flow_above: 2MiB}\n")
+	if n, why := For(homa[0]); n != Packet || !strings.Contains(why, "homa") {
+		t.Errorf("homa under auto: %s (%s)", n, why)
+	}
+	if n, _ := For(With(js[0], Flow)); n != Flow || js[0].Spec.Sim.Engine != Auto {
+		t.Errorf("With: %s, and the original scenario is now %q", n, js[0].Spec.Sim.Engine)
+	}
+	if n, _ := For(jobs(t, base+"workload: {kind: alltoall, sizes: {list: [4MiB]}}\n")[0]); n != Packet {
+		t.Errorf("the default: %s", n)
+	}
+}
+
+// A flow row says so; a job the flow engine cannot express, asked for by
+// name, fails saying why.
+func TestRunMarksFlowRows(t *testing.T) {
+	js := jobs(t, base+"workload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow}\n")
+	r, err := Run(context.Background(), js[0], nil)
+	if err != nil || r.Engine != Flow || !r.Complete || r.FabricMeasured() {
+		t.Fatalf("flow: engine %q complete %v err %v", r.Engine, r.Complete, err)
+	}
+	p, err := Run(context.Background(), With(js[0], Packet), nil)
+	if err != nil || p.Engine != "" || !p.FabricMeasured() {
+		t.Fatalf("packet: engine %q err %v", p.Engine, err)
+	}
+	if d := r.CCTS/p.CCTS - 1; d > 0.05 || d < -0.05 {
+		t.Errorf("flow CCT %v vs packet %v", r.CCTS, p.CCTS)
+	}
+	homa := jobs(t, base+"transport: {kind: homa}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow}\n")
+	if _, err := Run(context.Background(), homa[0], nil); err == nil || !strings.Contains(err.Error(), "sim.engine flow:") {
+		t.Errorf("homa on the flow engine: %v", err)
+	}
+}

@@ -1,0 +1,247 @@
+package fluid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"fabriclab/engine"
+	"fabriclab/fabric"
+	"fabriclab/measure"
+	"fabriclab/metrics"
+	"fabriclab/plan"
+	"fabriclab/scenario"
+	"fabriclab/sim"
+	"fabriclab/topo"
+	"fabriclab/units"
+	"fabriclab/workload"
+)
+
+// Engine is the flow-level engine as an engine.Engine.
+type Engine struct{}
+
+// Run builds and runs one job on the flow-level engine
+// (engine.RunJob with Engine).
+func Run(ctx context.Context, job scenario.Job, progress engine.Progress) (metrics.SizeResult, error) {
+	return engine.RunJob(ctx, Engine{}, job, progress)
+}
+
+// Plan builds the jobs sel of job's scenario on a fresh topology, ready to
+// run: the plan's Layout holds the fluid simulation.
+func (Engine) Plan(job scenario.Job, sel plan.Selection) (*plan.Plan, error) {
+	s, err := build(job, sel)
+	if err != nil {
+		return nil, err
+	}
+	return s.plan, nil
+}
+
+// Run simulates p until every message is delivered, the scenario's time
+// limit passes or ctx is cancelled, and returns the trace. Its Fabric is
+// nil: the fluid model counts no packets, pauses, marks or drops, so the
+// result's fabric counters are unavailable (see the package comment).
+func (Engine) Run(ctx context.Context, p *plan.Plan, progress engine.Progress) (*engine.Trace, error) {
+	l, ok := p.Layout.(*layout)
+	if !ok {
+		return nil, errors.New("fluid: the plan was not made by the flow engine")
+	}
+	s := l.s
+	if s.ran {
+		return nil, errors.New("fluid: a plan runs once")
+	}
+	s.ran = true
+	err := s.run(ctx, progress)
+	return s.trace(), err
+}
+
+// layout is the flow engine's plan.Layout: the topology's, and the
+// simulation built on it.
+type layout struct {
+	plan.Layout
+	s *fsim
+}
+
+// Supports reports whether the fluid model can express job; why says what
+// it cannot when ok is false. An auto mode runs such jobs on the packet
+// engine.
+func Supports(job scenario.Job) (ok bool, why string) {
+	spec := job.Spec
+	if spec == nil {
+		return false, "the job has no scenario"
+	}
+	tk, found := scenario.LookupTransportKind(spec.Transport.Kind)
+	if !found {
+		return false, fmt.Sprintf("unknown transport %q", spec.Transport.Kind)
+	}
+	if tk.PerMessage {
+		return false, fmt.Sprintf("transport %s schedules messages by priority at the receiver, which max-min sharing does not model", tk.Name)
+	}
+	for i := 0; i < plan.Jobs(job); i++ {
+		w := scenario.JobWorkload(spec, i)
+		if w.Kind == "messages" {
+			return false, "messages workloads measure queueing of short messages behind long ones, which a fluid model does not see"
+		}
+	}
+	if spec.Sim.Explain {
+		return false, "sim.explain reads per-packet queueing and pauses"
+	}
+	for _, f := range forwardings(spec) {
+		p, known := fabric.Policies[f]
+		if !known {
+			return false, fmt.Sprintf("unknown forwarding %q", f)
+		}
+		if p == fabric.Flowlet {
+			return false, "forwarding flowlet re-hashes flows at random after idle gaps; the fluid model has no equivalent"
+		}
+	}
+	return true, ""
+}
+
+// forwardings lists the forwarding policies the scenario's switches use.
+func forwardings(spec *scenario.Scenario) []string {
+	out := []string{spec.Switch.Forwarding}
+	for _, tf := range spec.Switch.ForwardingTiers {
+		out = append(out, tf.Forwarding)
+	}
+	return out
+}
+
+// build assembles the fluid simulation of the jobs sel of job: the same
+// topology, plan, failures and pinned routes the packet engine builds.
+func build(job scenario.Job, sel plan.Selection) (*fsim, error) {
+	spec := job.Spec
+	if spec == nil {
+		return nil, fmt.Errorf("job %s/%s has no scenario", job.Scenario, job.Variant)
+	}
+	if ok, why := Supports(job); !ok {
+		return nil, fmt.Errorf("the flow engine cannot run this job: %s", why)
+	}
+	ts := plan.TopoSpec(spec)
+	if limit := int64(spec.Sim.MemoryLimit); limit > 0 {
+		if need := topo.RouteTableBytes(ts); need > limit {
+			return nil, fmt.Errorf("the route tables need about %v, more than sim.memory_limit %v",
+				units.Size(need), units.Size(limit))
+		}
+	}
+	tp, err := topo.Build(sim.NewScheduler(), job.Seed, ts)
+	if err != nil {
+		return nil, err
+	}
+	s := &fsim{job: job, spec: spec, tp: tp}
+	p, err := plan.CompileOptions(job, &layout{plan.TopologyLayout(tp), s}, plan.Options{Select: sel})
+	if err != nil {
+		return nil, err
+	}
+	s.plan, s.dag = p, p.DAG
+	fs, err := plan.Failures(spec, tp)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		if f.At > 0 {
+			s.failures = append(s.failures, f)
+		}
+	}
+	plan.FailAtStart(tp, fs)
+	if s.routes, err = plan.Routes(job); err != nil {
+		return nil, err
+	}
+	if err := plan.ApplyRoutes(spec, tp, s.routes, false); err != nil {
+		return nil, err
+	}
+	if err := plan.InstallPins(s.plan, tp); err != nil {
+		return nil, err
+	}
+	if err := s.init(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// init sets up the model's parameters and state from the built plan.
+func (s *fsim) init() error {
+	spec := s.spec
+	net := s.tp.Net
+	s.mtu, s.ovh = int64(spec.NIC.MTU), int64(spec.NIC.Overhead)
+	if s.mtu <= 0 {
+		return fmt.Errorf("nic.mtu must be positive, got %d", s.mtu)
+	}
+	tk := scenario.TransportOf(spec)
+	ackEvery := max(spec.NIC.AckEvery, 1)
+	cc := false
+	switch tk.Name {
+	case "roce":
+		dq, err := scenario.DCQCNParams(spec)
+		if err != nil {
+			return err
+		}
+		cc = dq.Enabled && spec.Switch.ECN.Enabled
+		if mi := int64(spec.NIC.MaxInflight); mi > 0 {
+			s.window = float64(mi)
+		}
+	case "dctcp":
+		cc = spec.Switch.ECN.Enabled
+		ackEvery = max(spec.Transport.TCP.AckEvery, 1)
+	case "tcp":
+		ackEvery = max(spec.Transport.TCP.AckEvery, 1)
+	}
+	// ACKs (84 B, the transports' control frame) every ackEvery data
+	// packets of a full MTU.
+	s.ackFrac = 84 / float64(int64(ackEvery)*(s.mtu+s.ovh))
+	s.spread = spec.Switch.PFC.Enabled && !cc
+	// Switch policies by switch: the tier's override or the default.
+	s.dynamic = make([]bool, len(net.Switches))
+	for i, sw := range net.Switches {
+		f := spec.Switch.Forwarding
+		for _, tf := range spec.Switch.ForwardingTiers {
+			if tf.Tier == sw.Tier {
+				f = tf.Forwarding
+			}
+		}
+		s.dynamic[i] = !fabric.Policies[f].Static()
+	}
+	nl := len(net.Ports)
+	s.capBps = make([]float64, nl)
+	for _, pt := range net.Ports {
+		if !pt.Dead() {
+			s.capBps[pt.ID] = float64(pt.Rate)
+		}
+	}
+	s.linkUses = make([][]linkUse, nl)
+	s.ackLoad = make([]float64, nl)
+	s.linkMark = make([]uint32, nl)
+	s.rem = make([]float64, nl)
+	s.wsum = make([]float64, nl)
+	s.cnt = make([]int32, nl)
+	s.paused = make([]bool, nl)
+	s.touch = make([]uint32, nl)
+	n := len(s.dag.Msgs)
+	s.start = make([]sim.Time, n)
+	s.end = make([]sim.Time, n)
+	s.next = make([]int32, n)
+	for i := range s.end {
+		s.start[i], s.end[i], s.next[i] = -1, -1, -1
+	}
+	s.conns = make([]conn, len(s.plan.Conns))
+	for c, pc := range s.plan.Conns {
+		s.conns[c] = conn{src: pc.Src, dst: pc.Dst, sqp: pc.SQP, dqp: pc.DQP, head: -1, tail: -1, heap: -1, ceil: math.Inf(1)}
+	}
+	s.connMark = make([]uint32, len(s.conns))
+	s.frozen = make([]bool, len(s.conns))
+	for _, m := range s.dag.Msgs {
+		s.total += m.Bytes
+	}
+	s.exec = workload.NewExecutor(s.dag)
+	s.quantize = len(s.conns) >= quantizeConns
+	return nil
+}
+
+// trace is what the run recorded: every message's start and delivery and
+// the plan's bounds on this topology; no fabric counters.
+func (s *fsim) trace() *measure.Trace {
+	t := &measure.Trace{Start: s.start, End: s.end, Delivered: s.done, Cut: s.exec.Cut(),
+		Now: s.now, Events: s.events, Window: [2]int64{-1, -1},
+		Bounds: measure.TopologyBounds(s.plan, s.tp)}
+	return t
+}
