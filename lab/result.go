@@ -51,6 +51,7 @@ func (s *Sim) Trace() *measure.Trace {
 	}
 	f.Totals.Add(s.tr.counters())
 	f.Totals.UtilizationPct = 0
+	f.Balance = balance(s.Topo.Net.Ports, now)
 	f.Conservation = s.Topo.Net.Balance()
 	if s.explain_ != nil {
 		f.Explain = (*explainMode)(s)
@@ -102,3 +103,50 @@ func (s *Sim) Conn(i int) uint64 { return flow.ConnID(s.Plan.Tuple(i)) }
 // under the switches' static routing (measure.FabricBounds.FlowPath). Nil
 // for a marker.
 func (s *Sim) FlowPath(i int) []*fabric.Port { return s.bounds().FlowPath(i) }
+
+// balance is the links' load per tier (by the tier of the node a link
+// leaves) and the ports' paused time over the run to now: what
+// metrics.Balance reports.
+func balance(ports []*fabric.Port, now sim.Time) *metrics.Balance {
+	if now <= 0 || len(ports) == 0 {
+		return nil
+	}
+	type acc struct {
+		n        int
+		sum, max float64
+	}
+	byTier := map[string]*acc{}
+	var order []string
+	b := &metrics.Balance{}
+	secs := now.Seconds()
+	for _, pt := range ports {
+		c := pt.Counters(now)
+		share := c.PFCPausedS / secs
+		b.PFCPausedShare += share
+		b.PFCPausedMax = max(b.PFCPausedMax, share)
+		tier := pt.Tier
+		if pt.Sw() == nil {
+			tier = "host"
+		}
+		a := byTier[tier]
+		if a == nil {
+			a = &acc{}
+			byTier[tier] = a
+			order = append(order, tier)
+		}
+		gbps := float64(c.TxBytes) * 8 / secs / 1e9
+		a.n++
+		a.sum += gbps
+		a.max = max(a.max, gbps)
+	}
+	b.PFCPausedShare /= float64(len(ports))
+	for _, tier := range order {
+		a := byTier[tier]
+		tl := metrics.TierLoad{Tier: tier, Links: a.n, MeanGbps: a.sum / float64(a.n), MaxGbps: a.max}
+		if tl.MeanGbps > 0 {
+			tl.MMR = tl.MaxGbps / tl.MeanGbps
+		}
+		b.Tiers = append(b.Tiers, tl)
+	}
+	return b
+}

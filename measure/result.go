@@ -50,6 +50,7 @@ func Result(p *plan.Plan, t *Trace) metrics.SizeResult {
 		r.CNPs = r.Totals.CNPs
 		r.Timeouts = r.Totals.Timeouts
 		r.Conservation = f.Conservation
+		r.Balance = f.Balance
 	}
 	return r
 }
@@ -81,6 +82,8 @@ func Summary(p *plan.Plan, pt plan.Part, t *Trace) metrics.SizeResult {
 	r.Complete = PartDone(pt, t)
 	first, last := sim.Time(-1), sim.Time(0)
 	n := int(pt.Hi - pt.Lo)
+	var rateSum, rateSq float64 // the flows' rates, for Jain's index
+	var rates int
 	fcts := make([]float64, 0, n)
 	slows := make([]float64, 0, n)
 	var bSizes []int64 // sizes and slowdowns of the finished messages for the size buckets
@@ -126,6 +129,10 @@ func Summary(p *plan.Plan, pt plan.Part, t *Trace) metrics.SizeResult {
 			rankDone[m.DstRank] = en
 		}
 		fct := (en - st).Seconds()
+		if fct > 0 {
+			rate := float64(m.Bytes) / fct
+			rateSum, rateSq, rates = rateSum+rate, rateSq+rate*rate, rates+1
+		}
 		ideal := t.Bounds.AloneFCT(m.Src, m.Dst, m.Bytes).Seconds()
 		slow := fct / ideal
 		if slowByMsg != nil {
@@ -162,6 +169,11 @@ func Summary(p *plan.Plan, pt plan.Part, t *Trace) metrics.SizeResult {
 		if r.Complete {
 			r.CCTS = total / float64(len(its))
 		}
+	}
+	if rates > 0 && rateSq > 0 {
+		// Jain's index of the flows' rates (bytes / FCT): 1 when every
+		// flow got the same rate, 1/n when one got everything.
+		r.JainFlowRates = rateSum * rateSum / (float64(rates) * rateSq)
 	}
 	r.FCT = metrics.Summarize(fcts) // sorts fcts
 	r.FCTCurveS = metrics.Curve(fcts, 200, record)

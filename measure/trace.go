@@ -58,6 +58,9 @@ type Fabric struct {
 	Totals       metrics.Counters
 	Ports        []metrics.PortCounters
 	Conservation metrics.Conservation
+	// Balance is how evenly the fabric's links were loaded, per tier, and
+	// how much of the run its ports spent paused.
+	Balance *metrics.Balance
 	// Explain explains a part's slow flows (sim.explain); nil when off.
 	Explain Explainer
 }

@@ -159,6 +159,12 @@ type SizeResult struct {
 	// Hosts is what a run on real hosts (run --engine hosts) adds; nil for
 	// a simulated run.
 	Hosts *HostsRun `json:"hosts,omitempty"`
+	// JainFlowRates is Jain's fairness index of the measured flows' rates
+	// (bytes / FCT): (Σx)² / (n·Σx²), 1 when all got the same rate.
+	JainFlowRates float64 `json:"jain_flow_rates,omitempty"`
+	// Balance is the fabric's link balance per tier and its paused time
+	// (nil without a simulated fabric).
+	Balance *Balance `json:"balance,omitempty"`
 	// Engine is the simulator that produced the row when it is not the
 	// packet engine: "flow" (sim.engine flow, or auto above its
 	// threshold). Empty for the packet engine and for real hosts (Hosts).
@@ -235,6 +241,28 @@ type HostsRun struct {
 	HostCounters []AgentCounters `json:"host_counters,omitempty"`
 	// Probes are the scenario's paced UDP probes, in its order.
 	Probes []Probe `json:"probes,omitempty"`
+}
+
+// Balance is how evenly a run loaded the fabric's links, tier by tier (the
+// benchmarking drafts' max-to-mean ratio, MMR), and how much of the run the
+// ports spent paused by PFC.
+type Balance struct {
+	Tiers []TierLoad `json:"tiers"`
+	// PFCPausedShare is the ports' paused time over all ports × the run
+	// time (0…1); PFCPausedMax the most paused port's share.
+	PFCPausedShare float64 `json:"pfc_paused_share"`
+	PFCPausedMax   float64 `json:"pfc_paused_max"`
+}
+
+// TierLoad is the load of the links leaving one tier's nodes (hosts'
+// NICs for "host"), as the bytes each carried over the run: mean and
+// max in Gb/s, and their ratio.
+type TierLoad struct {
+	Tier     string  `json:"tier"`
+	Links    int     `json:"links"`
+	MeanGbps float64 `json:"mean_gbps"`
+	MaxGbps  float64 `json:"max_gbps"`
+	MMR      float64 `json:"mmr"` // max / mean; 1 = perfectly balanced, 0 = the tier carried nothing
 }
 
 // FabricMeasured reports whether the row's fabric counters (PFC pauses,
