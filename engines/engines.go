@@ -36,7 +36,7 @@ func For(job scenario.Job) (name, why string) {
 		if job.Size < job.Spec.Sim.FlowAbove {
 			return Packet, ""
 		}
-		if ok, why := fluid.Supports(job); !ok {
+		if ok, why := supports(job); !ok {
 			return Packet, why
 		}
 		return Flow, ""
@@ -52,7 +52,7 @@ func Run(ctx context.Context, job scenario.Job, progress engine.Progress) (metri
 	if name != Flow {
 		return lab.Run(ctx, job, progress)
 	}
-	if ok, why := fluid.Supports(job); !ok {
+	if ok, why := supports(job); !ok {
 		var r metrics.SizeResult
 		r.SizeBytes, r.Engine = int64(job.Size), Flow
 		err := fmt.Errorf("sim.engine flow: %s; use sim.engine packet or auto", why)
@@ -74,4 +74,15 @@ func With(job scenario.Job, name string) scenario.Job {
 	s.Sim.Engine = name
 	job.Spec = &s
 	return job
+}
+
+// supports is fluid.Supports, and no link that comes back up (the flow
+// engine models failures, not a link's return).
+func supports(job scenario.Job) (bool, string) {
+	for _, f := range job.Spec.Topology.Failures {
+		if f.Until > 0 {
+			return false, "a link that comes back up (topology.failures until) is not modeled by the flow engine"
+		}
+	}
+	return fluid.Supports(job)
 }

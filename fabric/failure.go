@@ -1,5 +1,7 @@
 package fabric
 
+import "fabriclab/sim"
+
 // FailLink takes the link of pt down in both directions: everything queued
 // for it or on the wire is lost (counted as drops at that port), and
 // whatever the switches still send its way until routes are recomputed is
@@ -7,6 +9,18 @@ package fabric
 func (n *Network) FailLink(pt *Port) {
 	pt.fail()
 	pt.Peer.fail()
+}
+
+// RestoreLink brings the link of pt back up in both directions: it carries
+// what the switches send its way from now on (routes still avoid it until
+// they are recomputed).
+func (n *Network) RestoreLink(pt *Port) {
+	for _, p := range []*Port{pt, pt.Peer} {
+		if p.dead {
+			p.dead = false
+			p.Kick()
+		}
+	}
 }
 
 // Dead reports whether the port's link has failed.
@@ -38,7 +52,17 @@ func (pt *Port) fail() {
 // lose drops p at this port.
 func (pt *Port) lose(p *Packet) {
 	pt.C.Drops++
+	pt.lostAt = pt.net.Sched.Now()
+	pt.lostPackets++
+	pt.lostBytes += int64(p.Wire)
 	pt.net.DroppedBytes += int64(p.Wire)
 	pt.net.DroppedPackets++
 	pt.net.Pool.Put(p)
+}
+
+// Losses is what this port's link has lost so far by failing (packets,
+// wire bytes) and when it last lost one: failures account their
+// disruption with it.
+func (pt *Port) Losses() (packets, bytes int64, last sim.Time) {
+	return pt.lostPackets, pt.lostBytes, pt.lostAt
 }

@@ -78,8 +78,11 @@ type Port struct {
 	headroom   int64
 	waiting    bool // in its switch's poolWait list
 
-	busyTime sim.Time
-	C        counters.Counters
+	busyTime    sim.Time
+	lostAt      sim.Time // when this port last lost a packet to a failure
+	lostPackets int64
+	lostBytes   int64
+	C           counters.Counters
 }
 
 // SetFeeder installs the host NIC that supplies data packets.

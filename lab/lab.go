@@ -89,10 +89,12 @@ type Sim struct {
 	// abandoned holds the messages a transport gave up on (Homa after
 	// max_resends timeouts): they never complete.
 	abandoned map[int32]bool
-	dists     sizeDists // the messages workloads' size distributions, read once
-	start     []sim.Time
-	end       []sim.Time
-	done      int
+	// outages are the links' failures and flaps (topology.failures).
+	outages []*linkFailure
+	dists   sizeDists // the messages workloads' size distributions, read once
+	start   []sim.Time
+	end     []sim.Time
+	done    int
 }
 
 // Build assembles the simulation of job without running it: every job of
@@ -311,24 +313,59 @@ func (s *Sim) Run(ctx context.Context, progress Progress) {
 	s.Sched.Run(s.Job.Spec.Sim.TimeLimit)
 }
 
-// linkFailure takes one link down (arg 0) and, after the convergence
-// time, lets routing recompute around it (arg 1).
+// linkFailure is one outage of a link: it goes down (arg 0), routes
+// converge around it (arg 1); with an end it comes back up (arg 2) and
+// routes converge back (arg 3). What it lost while down is its record.
 type linkFailure struct {
-	s  *Sim
-	pt *fabric.Port
+	s      *Sim
+	pt     *fabric.Port
+	rec    *metrics.LinkFailure
+	before [2]int64 // the link's losses (packets, bytes) before it went down
+	closed bool
 }
 
-func (f *linkFailure) OnEvent(_ sim.Time, arg uint64) {
-	if arg == 0 {
-		f.s.Topo.Net.FailLink(f.pt)
+func (f *linkFailure) OnEvent(now sim.Time, arg uint64) {
+	net := f.s.Topo.Net
+	switch arg {
+	case 0:
+		// What is queued for it or on its wire dies with it: that counts.
+		f.before[0], f.before[1] = f.losses()
+		net.FailLink(f.pt)
+	case 2:
+		f.finish()
+		net.RestoreLink(f.pt)
+	default:
+		topo.ComputeRoutes(f.s.Topo)
+		// Pinned routes stay pinned where their link still works; one
+		// over the failed link falls back to the computed routes. (A table
+		// that loops only after the failure was validated at build and is
+		// left as the subnet manager would leave it.)
+		_ = f.s.applyRoutes(true)
+	}
+}
+
+// losses is what both ends of the link have lost to failing so far.
+func (f *linkFailure) losses() (packets, bytes int64) {
+	a, ab, _ := f.pt.Losses()
+	b, bb, _ := f.pt.Peer.Losses()
+	return a + b, ab + bb
+}
+
+// finish closes the record (at the link's return, or at the run's end):
+// what it lost while down, and how long after it failed traffic still
+// ran into it — its last loss: the failover time.
+func (f *linkFailure) finish() {
+	if f.closed {
 		return
 	}
-	topo.ComputeRoutes(f.s.Topo)
-	// Pinned routes stay pinned where their link still works; one over the
-	// failed link falls back to the computed routes. (A table that loops
-	// only after the failure was validated at build and is left as the
-	// subnet manager would leave it.)
-	_ = f.s.applyRoutes(true)
+	f.closed = true
+	p, b := f.losses()
+	f.rec.LostPackets, f.rec.LostBytes = p-f.before[0], b-f.before[1]
+	_, _, la := f.pt.Losses()
+	_, _, lb := f.pt.Peer.Losses()
+	if last := max(la, lb).Seconds(); f.rec.LostPackets > 0 && last >= f.rec.DownS {
+		f.rec.FailoverS = last - f.rec.DownS
+	}
 }
 
 func (s *Sim) applyRoutes(skipDead bool) error {
@@ -337,7 +374,9 @@ func (s *Sim) applyRoutes(skipDead bool) error {
 
 // scheduleFailures resolves topology.failures to links: those at time 0
 // are down from the start (routes avoid them), the others fail mid-run and
-// routes converge topology.convergence later.
+// routes converge topology.convergence later; a link with an end comes
+// back up then, and routes converge back; a flapping link does it Count
+// times. Each outage after the start is a record of the run.
 func (s *Sim) scheduleFailures() error {
 	fs, err := plan.Failures(s.Job.Spec, s.Topo)
 	if err != nil {
@@ -345,12 +384,20 @@ func (s *Sim) scheduleFailures() error {
 	}
 	conv := s.Job.Spec.Topology.Convergence
 	for _, f := range fs {
-		if f.At == 0 {
-			continue
+		for _, o := range f.Outages() {
+			down, up := o[0], o[1]
+			rec := &metrics.LinkFailure{From: f.From, To: f.To, DownS: down.Seconds(), UpS: up.Seconds()}
+			lf := &linkFailure{s: s, pt: f.Link, rec: rec}
+			s.outages = append(s.outages, lf)
+			if down > 0 {
+				s.Sched.At(down, lf, 0)
+				s.Sched.At(down+conv, lf, 1)
+			}
+			if up > 0 {
+				s.Sched.At(up, lf, 2)
+				s.Sched.At(up+conv, lf, 3)
+			}
 		}
-		lf := &linkFailure{s: s, pt: f.Link}
-		s.Sched.At(f.At, lf, 0)
-		s.Sched.At(f.At+conv, lf, 1)
 	}
 	plan.FailAtStart(s.Topo, fs)
 	return nil

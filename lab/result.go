@@ -52,6 +52,13 @@ func (s *Sim) Trace() *measure.Trace {
 	f.Totals.Add(s.tr.counters())
 	f.Totals.UtilizationPct = 0
 	f.Balance = balance(s.Topo.Net.Ports, now)
+	for _, o := range s.outages {
+		if o.rec.DownS > now.Seconds() {
+			continue // the run ended before this outage
+		}
+		o.finish() // a link still down at the end: its record so far
+		f.Failures = append(f.Failures, *o.rec)
+	}
 	f.Conservation = s.Topo.Net.Balance()
 	if s.explain_ != nil {
 		f.Explain = (*explainMode)(s)

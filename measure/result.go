@@ -51,6 +51,7 @@ func Result(p *plan.Plan, t *Trace) metrics.SizeResult {
 		r.Timeouts = r.Totals.Timeouts
 		r.Conservation = f.Conservation
 		r.Balance = f.Balance
+		r.Failures = f.Failures
 	}
 	return r
 }

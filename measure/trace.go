@@ -61,6 +61,8 @@ type Fabric struct {
 	// Balance is how evenly the fabric's links were loaded, per tier, and
 	// how much of the run its ports spent paused.
 	Balance *metrics.Balance
+	// Failures are the links' outages (topology.failures).
+	Failures []metrics.LinkFailure
 	// Explain explains a part's slow flows (sim.explain); nil when off.
 	Explain Explainer
 }

@@ -165,6 +165,8 @@ type SizeResult struct {
 	// Balance is the fabric's link balance per tier and its paused time
 	// (nil without a simulated fabric).
 	Balance *Balance `json:"balance,omitempty"`
+	// Failures are the links' outages of topology.failures, in order.
+	Failures []LinkFailure `json:"failures,omitempty"`
 	// Engine is the simulator that produced the row when it is not the
 	// packet engine: "flow" (sim.engine flow, or auto above its
 	// threshold). Empty for the packet engine and for real hosts (Hosts).
@@ -241,6 +243,21 @@ type HostsRun struct {
 	HostCounters []AgentCounters `json:"host_counters,omitempty"`
 	// Probes are the scenario's paced UDP probes, in its order.
 	Probes []Probe `json:"probes,omitempty"`
+}
+
+// LinkFailure is one outage of a link (topology.failures; a flapping
+// link has one per flap): when it went down and came back (0: it did
+// not), what it lost — the packets queued for it or on its wire when it
+// failed, and those the switches sent its way before routes converged —
+// and the failover time: from the failure to the last packet lost to it.
+type LinkFailure struct {
+	From        string  `json:"from"`
+	To          string  `json:"to"`
+	DownS       float64 `json:"down_s"`
+	UpS         float64 `json:"up_s"`
+	LostPackets int64   `json:"lost_packets"`
+	LostBytes   int64   `json:"lost_bytes"`
+	FailoverS   float64 `json:"failover_s"`
 }
 
 // Balance is how evenly a run loaded the fabric's links, tier by tier (the

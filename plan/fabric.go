@@ -24,6 +24,27 @@ type Failure struct {
 	Link *fabric.Port
 	// At is when it fails: 0 = down from the start (routes avoid it).
 	At sim.Time
+	// Until is when it comes back up (0: never); Period and Count repeat
+	// the outage (a flapping link): down at At + k·Period, up at
+	// Until + k·Period.
+	Until, Period sim.Time
+	Count         int
+	From, To      string
+}
+
+// Outages lists f's down and up times in order (up 0: it stays down).
+func (f Failure) Outages() [][2]sim.Time {
+	n := max(f.Count, 1)
+	out := make([][2]sim.Time, 0, n)
+	for k := 0; k < n; k++ {
+		d := f.At + sim.Time(k)*f.Period
+		u := sim.Time(0)
+		if f.Until > 0 {
+			u = f.Until + sim.Time(k)*f.Period
+		}
+		out = append(out, [2]sim.Time{d, u})
+	}
+	return out
 }
 
 // Failures resolves topology.failures on tp, in order.
@@ -40,7 +61,7 @@ func Failures(spec *scenario.Scenario, tp *topo.Topology) ([]Failure, error) {
 		if _, ok := pt.Peer.Owner.(*fabric.Switch); !ok {
 			return nil, fmt.Errorf("topology.failures[%d]: %q–%q is a host link; only links between switches can fail", i, f.From, f.To)
 		}
-		out = append(out, Failure{Link: pt, At: f.At})
+		out = append(out, Failure{Link: pt, At: f.At, Until: f.Until, Period: f.Period, Count: f.Count, From: f.From, To: f.To})
 	}
 	return out, nil
 }

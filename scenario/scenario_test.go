@@ -178,6 +178,8 @@ func TestValidationErrors(t *testing.T) {
 		{"dcqcn detail value", "transport.dcqcn.first_cnp_cut", minimal + "transport:\n  dcqcn: {first_cnp_cut: later} # <-\n"},
 		{"control wire too small", "nic.control_wire", minimal + "nic:\n  control_wire: 8B # <-\n"},
 		{"cnp mode", "nic.cnp", minimal + "nic:\n  cnp: flag # <-\n"},
+		{"until before at", "topology.failures[0].until", "workload: {kind: alltoall, sizes: {list: [1MB]}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  failures: [{from: leaf0, to: spine0, at: 20us, until: 10us}] # <-\n"},
+		{"flap overlaps", "topology.failures[0].period", "workload: {kind: alltoall, sizes: {list: [1MB]}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  failures: [{from: leaf0, to: spine0, at: 20us, until: 50us, count: 3, period: 20us}] # <-\n"},
 		{"probe to itself", "probes[0].to", minimal + "probes:\n  - {from: 3, to: 3, rate: 1Gbps} # <-\n"},
 		{"probe off the topology", "probes[1].to", minimal + "probes:\n  - {from: 0, to: 1, rate: 1Gbps}\n  - {from: 0, to: 32, rate: 1Gbps} # <-\n"},
 		{"probe without a rate", "probes[0].rate", minimal + "probes:\n  - {from: 0, to: 1} # <-\n"},

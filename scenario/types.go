@@ -104,6 +104,12 @@ type Failure struct {
 	From string         `yaml:"from" json:"from"`
 	To   string         `yaml:"to" json:"to"`
 	At   units.Duration `yaml:"at" json:"at"`
+	// Until brings the link back up (0: it stays down). With Count > 1 the
+	// link flaps: down at At + k·Period, up at Until + k·Period, k = 0 …
+	// Count−1.
+	Until  units.Duration `yaml:"until" json:"until,omitempty"`
+	Period units.Duration `yaml:"period" json:"period,omitempty"`
+	Count  int            `yaml:"count" json:"count,omitempty"`
 }
 
 // Probe is a paced UDP stream from host From to host To at Rate in
@@ -156,6 +162,12 @@ type NIC struct {
 	// CNP is how RoCE carries a congestion notification: "packet" (a CNP
 	// frame of its own) or "ack" (a flag on the QP's next ACK or NACK).
 	CNP string `yaml:"cnp" json:"cnp"`
+	// ActiveQPs > 0 lets at most that many QPs of a NIC send at once, as a
+	// collective library's channels do: the others wait their turn (first
+	// come, first served) and a QP keeps its slot, rate-limited or not,
+	// until it has sent everything posted to it. 0 = every QP with data
+	// shares the NIC's round-robin. RoCE only.
+	ActiveQPs int `yaml:"active_qps" json:"active_qps,omitempty"`
 }
 
 // Switch configures every switch.

@@ -219,8 +219,19 @@ func (c *checker) topology(t Topology) {
 		k := fmt.Sprintf("%sfailures[%d]", p, i)
 		c.need(f.From != "" && f.To != "" && f.From != f.To, k, "needs two different switch names in from and to (e.g. from: leaf0, to: spine3)")
 		c.need(f.At >= 0, k+".at", "must not be negative, got %v", f.At)
+		c.need(f.Until == 0 || f.Until > f.At, k+".until", "the link comes back up after it fails: until %v must be after at %v (0 = it stays down)", f.Until, f.At)
+		c.need(f.Count >= 0 && f.Count <= maxFlaps, k+".count", "must be 0…%d, got %d", maxFlaps, f.Count)
+		if f.Count > 1 {
+			c.need(f.Until > 0, k+".until", "a flapping link (count %d) needs until, when each flap's link comes back up", f.Count)
+			c.need(f.Period > f.Until-f.At, k+".period", "each flap must end before the next: period %v must be longer than until − at = %v", f.Period, f.Until-f.At)
+		} else {
+			c.need(f.Period == 0, k+".period", "is only read with count > 1 (a flapping link)")
+		}
 	}
 }
+
+// maxFlaps bounds a link's flaps.
+const maxFlaps = 10000
 
 // serverSize checks gpus_per_server on leaf-spine and fat-tree, where
 // servers are consecutive hosts: a server must sit under one edge switch.
@@ -250,6 +261,7 @@ func (c *checker) nic(n NIC) {
 	c.need(n.ControlPriority >= 0 && n.ControlPriority <= 7, p+"control_priority", "must be a priority 0–7, got %d", n.ControlPriority)
 	c.need(n.ControlWire >= 20 && n.ControlWire <= n.MTU+n.Overhead, p+"control_wire", "must be between 20B and a data frame (%v), got %v", n.MTU+n.Overhead, n.ControlWire)
 	c.need(n.CNP == "packet" || n.CNP == "ack", p+"cnp", "unknown %q; use packet (a CNP frame) or ack (a flag on the next ACK)", n.CNP)
+	c.need(n.ActiveQPs >= 0, p+"active_qps", "must be 0 (every QP sends) or a number of QPs, got %d", n.ActiveQPs)
 }
 
 func (c *checker) switches(s Switch, kind string) {
