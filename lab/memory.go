@@ -680,7 +680,8 @@ func sizeClass(b int64) int64 {
 }
 
 // fabricBytes estimates the topology: its ports (two per link; about one
-// link per host per tier of switches), switches, NICs and route tables.
+// link per host per tier of switches, or a topology file's own links),
+// switches, NICs and route tables.
 func fabricBytes(ts topo.Spec, transport string, hosts int) int64 {
 	c := memCosts()
 	tiers := int64(2)
@@ -689,6 +690,9 @@ func fabricBytes(ts topo.Spec, transport string, hosts int) int64 {
 	}
 	h := int64(hosts)
 	ports := 2 * h * tiers
+	if ts.Graph != nil {
+		ports = 2 * int64(len(ts.Graph.Links)) // a topology file: its own links
+	}
 	if ts.ScaleUp.Rate > 0 {
 		ports += 2 * h
 	}

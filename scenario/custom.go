@@ -68,7 +68,9 @@ func (f *File) customTopology(t Topology) *customTopology {
 		return ct
 	}
 	ct := &customTopology{kind: t.Kind, name: t.File, path: path}
-	ct.graph, ct.err = readTopologyFile(t.Kind, t.File, path)
+	if ct.err = f.allowed(t.File, path); ct.err == nil {
+		ct.graph, ct.err = readTopologyFile(t.Kind, t.File, path)
+	}
 	if v.topologies == nil {
 		v.topologies = map[string]*customTopology{}
 	}

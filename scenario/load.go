@@ -44,6 +44,10 @@ type File struct {
 	// options.
 	Sets, Sweeps []string
 
+	// allowFile, when set (Options.AllowFile), is asked about every file
+	// the scenario names before it is opened.
+	allowFile func(path string) error
+
 	// Specs as decoded, before per-kind defaults are filled in; the exported
 	// ones are rebuilt from these after every change (see finalize).
 	raw      *Scenario
@@ -108,6 +112,11 @@ type Options struct {
 	// MaxBytes is the largest scenario text accepted (--max-scenario-size);
 	// 0 means DefaultMaxBytes. See prescan.go for the limits behind it.
 	MaxBytes int64
+	// AllowFile, when set, is asked about every file the scenario names
+	// (flow lists, routes files, size distributions by path, topology
+	// files), resolved, before it is opened: an error refuses it unread (a
+	// server reads only the files it serves).
+	AllowFile func(path string) error
 }
 
 func (o Options) maxBytes() int64 {
@@ -181,7 +190,7 @@ func parse(name string, data []byte, o Options) (*File, error) {
 		return nil, err
 	}
 	sets := o.Sets
-	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, read: &readCache{files: map[string]*flowFile{}}}
+	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, read: &readCache{files: map[string]*flowFile{}}, allowFile: o.AllowFile}
 	if err := f.decode(); err != nil {
 		return nil, err
 	}
@@ -513,6 +522,18 @@ func (f *File) finalize() {
 	}
 	f.Sweep = f.sweepDims()
 	f.Base.Variants, f.Base.Sweep = f.Variants, f.Sweep
+}
+
+// allowed is the AllowFile check of a file the scenario names as name,
+// resolved to path.
+func (f *File) allowed(name, path string) error {
+	if f.allowFile == nil {
+		return nil
+	}
+	if err := f.allowFile(path); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	return nil
 }
 
 func finalized(raw *Scenario) *Scenario {

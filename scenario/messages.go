@@ -161,6 +161,11 @@ func (f *File) sizeDist(name string) (*workload.SizeDist, error) {
 	if e, ok := f.read.dists[name]; ok {
 		return e.d, e.err
 	}
+	if workload.SizeDistFile(name) == "" { // a path, not a short name
+		if err := f.allowed(name, RelativeTo(f.Dir, name)); err != nil {
+			return nil, err
+		}
+	}
 	d, err := ResolveSizeDist(name, f.Dir)
 	f.read.dists[name] = distEntry{d, err}
 	return d, err

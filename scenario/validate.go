@@ -608,6 +608,9 @@ func (f *File) flowLines(name string) (int64, error) {
 	if n, ok := f.read.lines[path]; ok {
 		return n, nil
 	}
+	if err := f.allowed(name, path); err != nil {
+		return 0, err
+	}
 	r, err := openReferenced(name, path)
 	if err != nil {
 		return 0, err
@@ -641,6 +644,9 @@ func (f *File) flowFile(name string) *flowFile {
 	}
 	ff := &flowFile{}
 	f.read.files[path] = ff
+	if ff.err = f.allowed(name, path); ff.err != nil {
+		return ff
+	}
 	r, err := openReferenced(name, path)
 	if err != nil {
 		ff.err = err
@@ -867,6 +873,9 @@ func (c *checker) routes(name string) ([]topo.Route, error) {
 		return e.routes, e.err
 	}
 	var e routesEntry
+	if e.err = c.f.allowed(name, path); e.err != nil {
+		return nil, e.err
+	}
 	r, err := openReferenced(name, path)
 	if err != nil {
 		e.err = err

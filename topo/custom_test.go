@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -368,5 +369,25 @@ func TestThreeTierExample(t *testing.T) {
 		if pt.Rate != want {
 			t.Fatalf("port %d (%s→%s) at %v", pt.ID, pt.Tier, pt.Peer.Tier, pt.Rate)
 		}
+	}
+}
+
+// An ns-3 header's counts allocate nothing before the file shows its
+// links: a 20-byte file claiming a million nodes and four million links
+// is refused cheaply.
+func TestNS3HeaderDoesNotAllocateTheCounts(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := ParseNS3("big.txt", strings.NewReader("1048576 1 4194304\n0\n"))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "the file has 0") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("refusing it allocated %d MB", got>>20)
+	}
+	if _, err := ParseNS3("few.txt", strings.NewReader("5 1 1\n4\n0 4 100Gbps 0.001ms 0\n")); err == nil || !strings.Contains(err.Error(), "cannot be connected") {
+		t.Errorf("5 nodes, 1 link: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"fabriclab/internal/inputfile"
+	"fabriclab/units"
 )
 
 // ParseNS3 reads an ns-3 topology.txt as the published RDMA/HPCC
@@ -91,6 +92,56 @@ func ParseNS3(name string, r io.Reader) (*Graph, error) {
 		}
 		swLine = sc.Line()
 	}
+	// The link lines are read (and checked) before any node is made: the
+	// header's counts alone allocate nothing (a connected graph has at
+	// least nodes−1 links, and the file must hold every link it counts).
+	type pending struct {
+		a, b  int
+		rate  units.Rate
+		delay units.Duration
+		line  int
+	}
+	var ls []pending
+	for {
+		f, ok := next()
+		if !ok {
+			break
+		}
+		if len(ls) == links {
+			return nil, sc.Errorf("the first line says %d links; this is one more", links)
+		}
+		if len(f) != 5 {
+			return nil, sc.Errorf("want \"a b rate delay error-rate\", got %d fields", len(f))
+		}
+		var end [2]int
+		for i := range 2 {
+			id, err := strconv.Atoi(f[i])
+			if err != nil || id < 0 || id >= nodes {
+				return nil, sc.Errorf("node %s is not a node id (0–%d)", inputfile.Token(f[i]), nodes-1)
+			}
+			end[i] = id
+		}
+		if end[0] == end[1] {
+			return nil, sc.Errorf("link from node %s to itself", f[0])
+		}
+		rate, delay, err := linkValues(f[2], f[3])
+		if err != nil {
+			return nil, sc.Errorf("%v", err)
+		}
+		if e, err := strconv.ParseFloat(f[4], 64); err != nil || e != 0 {
+			return nil, sc.Errorf("error rate %s: fabriclab loses no packets at random; set it to 0", inputfile.Token(f[4]))
+		}
+		ls = append(ls, pending{a: end[0], b: end[1], rate: rate, delay: delay, line: sc.Line()})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(ls) < links {
+		return nil, b.errf(max(sc.Line(), 1), "the first line says %d links, the file has %d", links, len(ls))
+	}
+	if nodes > links+1 {
+		return nil, b.errf(first, "%d nodes cannot be connected by %d links", nodes, links)
+	}
 	names := make([]string, nodes)
 	h := 0
 	for id := range nodes {
@@ -106,46 +157,10 @@ func ParseNS3(name string, r io.Reader) (*Graph, error) {
 			return nil, err
 		}
 	}
-	read := 0
-	for {
-		f, ok := next()
-		if !ok {
-			break
-		}
-		if read == links {
-			return nil, sc.Errorf("the first line says %d links; this is one more", links)
-		}
-		read++
-		if len(f) != 5 {
-			return nil, sc.Errorf("want \"a b rate delay error-rate\", got %d fields", len(f))
-		}
-		var end [2]string
-		for i := range 2 {
-			id, err := strconv.Atoi(f[i])
-			if err != nil || id < 0 || id >= nodes {
-				return nil, sc.Errorf("node %s is not a node id (0–%d)", inputfile.Token(f[i]), nodes-1)
-			}
-			end[i] = names[id]
-		}
-		rate, delay, err := linkValues(f[2], f[3])
-		if err != nil {
-			return nil, sc.Errorf("%v", err)
-		}
-		if e, err := strconv.ParseFloat(f[4], 64); err != nil || e != 0 {
-			return nil, sc.Errorf("error rate %s: fabriclab loses no packets at random; set it to 0", inputfile.Token(f[4]))
-		}
-		if err := b.AddLink(end[0], end[1], rate, delay, sc.Line()); err != nil {
-			if f[0] == f[1] {
-				return nil, sc.Errorf("link from node %s to itself", f[0])
-			}
+	for _, l := range ls {
+		if err := b.AddLink(names[l.a], names[l.b], l.rate, l.delay, l.line); err != nil {
 			return nil, err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if read < links {
-		return nil, b.errf(max(sc.Line(), 1), "the first line says %d links, the file has %d", links, read)
 	}
 	return b.Graph(first)
 }

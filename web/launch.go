@@ -261,6 +261,11 @@ func (lr *launcher) runQueued(l *launch, id int64, jobs []scenario.Job, started 
 		return
 	}
 	if err := s.cfg.Queue.Submit(l.ctx, id, sub); err != nil {
+		if l.ctx.Err() != nil {
+			_ = s.cfg.Store.FinishRun(id, store.StatusInterrupted, time.Now().UTC().Format(time.RFC3339))
+			l.update(func() { l.state, l.runID, l.errMsg = store.StatusInterrupted, id, "cancelled before its jobs were queued" })
+			return
+		}
 		fail("could not queue the jobs: " + oneLine(err.Error()))
 		return
 	}
@@ -269,12 +274,31 @@ func (lr *launcher) runQueued(l *launch, id int64, jobs []scenario.Job, started 
 		l.running = map[int]func() float64{}
 	})
 	s.logf("launch %d (%s) is queued run %d: %d jobs", l.ID, l.Name, id, len(jobs))
+	// The workers run it: this pool's worker is free for the next launch,
+	// and a goroutine of its own follows the rows.
+	lr.wg.Add(1)
+	go func() {
+		defer lr.wg.Done()
+		lr.follow(l, id)
+	}()
+}
+
+// follow tracks a queued run's rows until it ends: done, cancelled from
+// the page (once), or River has finished with every job while rows are
+// missing (a job refused or out of attempts: the run is failed, with
+// River's reasons). A closing server stops following and leaves the run
+// to its workers.
+func (lr *launcher) follow(l *launch, id int64) {
+	s := lr.s
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
+	done := l.ctx.Done()
+	lastCheck := time.Now()
 	for {
 		select {
 		case <-tick.C:
-		case <-l.ctx.Done():
+		case <-done:
+			done = nil // cancel once, then keep following
 			if !l.cancelled.Load() {
 				return // the server is closing: the workers go on with the run
 			}
@@ -290,6 +314,25 @@ func (lr *launcher) runQueued(l *launch, id int64, jobs []scenario.Job, started 
 			continue
 		}
 		final := m.Status != store.StatusRunning && m.Status != store.StatusQueued && m.Status != ""
+		if !final && time.Since(lastCheck) > 2*time.Second {
+			lastCheck = time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			pr, err := s.cfg.Queue.Progress(ctx, id)
+			cancel()
+			if err == nil && pr.Pending == 0 {
+				// River is done with every job, yet rows are missing.
+				if m2, err := s.cfg.Store.Meta(id); err == nil && m2.Rows < m2.Expected {
+					why := "River finished its jobs with rows missing"
+					if len(pr.Failed) > 0 {
+						why += ": " + oneLine(strings.Join(pr.Failed, "; "))
+					}
+					_ = s.cfg.Store.FinishRun(id, store.StatusFailed, time.Now().UTC().Format(time.RFC3339))
+					l.update(func() { l.state, l.done, l.errMsg, l.finished = store.StatusFailed, m2.Rows, why, time.Now() })
+					s.logf("launch %d (queued run %d) failed: %s", l.ID, id, why)
+					return
+				}
+			}
+		}
 		l.update(func() {
 			l.done = m.Rows
 			if final {
@@ -473,7 +516,13 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 	if source == "pasted" {
 		name = filepath.Join(dir, "pasted.yaml")
 	}
-	f, err := scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets})
+	allow := func(path string) error {
+		if s.allowedRef(path) {
+			return nil
+		}
+		return errors.New("outside the examples directory: the server reads only the files it serves")
+	}
+	f, err := scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets, AllowFile: allow})
 	if err != nil {
 		back(http.StatusUnprocessableEntity, strings.TrimPrefix(oneLine(err.Error()), dir+string(filepath.Separator)))
 		return

@@ -213,6 +213,9 @@ func fabricSummary(out report.Output) []string {
 		}
 		r := v.Results[0]
 		engine := "packet simulator"
+		if r.Engine == "flow" {
+			engine = "flow-level engine (no fabric counters)"
+		}
 		if r.Hosts != nil {
 			engine = fmt.Sprintf("real hosts (%d agents, scale %g)", r.Hosts.Agents, r.Hosts.Scale)
 		}

@@ -240,8 +240,20 @@ func TestBadInput(t *testing.T) {
 	}
 	flows := "topology: {hosts: 4, hosts_per_leaf: 2}\nworkload: {kind: flows, file: %s}\n"
 	code, body, _ = g.post("/launch", url.Values{"yaml": {fmt.Sprintf(flows, outside)}, "csrf": {g.csrf()}})
-	if code != 422 || !strings.Contains(body, "the scenario reads flows.txt, outside the examples directory") {
+	if code != 422 || !strings.Contains(body, "outside the examples directory") {
 		t.Errorf("a scenario reading a file elsewhere: %d\n%s", code, body)
+	}
+	// Refused before it is opened: a file that does not exist is refused
+	// the same way, not found missing (nothing outside is even looked at).
+	for _, y := range []string{fmt.Sprintf(flows, "/nonexistent/flows.txt"),
+		"topology: {kind: custom, file: /nonexistent/fabric.csv}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\n"} {
+		code, body, _ = g.post("/launch", url.Values{"yaml": {y}, "csrf": {g.csrf()}})
+		if code != 422 || !strings.Contains(body, "outside the examples directory") || strings.Contains(body, "does not exist") {
+			t.Errorf("%q: %d\n%s", y, code, body)
+		}
+	}
+	if code, body, _ = g.post("/launch", url.Values{"yaml": {fmt.Sprintf(flows, "flows.txt")}, "sets": {"workload.file=/nonexistent/x.txt"}, "csrf": {g.csrf()}}); code != 422 || !strings.Contains(body, "outside the examples directory") {
+		t.Errorf("a --set pointing elsewhere: %d\n%s", code, body)
 	}
 	if code, _, _ = g.post("/launch", url.Values{"yaml": {fmt.Sprintf(flows, "flows.txt")}, "csrf": {g.csrf()}}); code != http.StatusSeeOther {
 		t.Errorf("a scenario reading the examples' flows.txt: %d", code)

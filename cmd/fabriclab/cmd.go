@@ -410,6 +410,14 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	if f.pngDir != "" && f.report == "" {
 		return usageErr(cmd, "--report-png needs --report FILE")
 	}
+	// --engine packet|flow|auto is the scenario's sim.engine, set like any
+	// key: it goes with --queue jobs and is saved with the run's
+	// overrides.
+	switch f.engine {
+	case engines.Packet, engines.Flow, engines.Auto:
+		f.sets = append(f.sets, "sim.engine="+f.engine)
+		f.engine = ""
+	}
 	if err := checkQueueFlags(cmd, f); err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"fabriclab/engine"
-	"fabriclab/engines"
 	"fabriclab/hosts"
 	"fabriclab/hosts/agent"
 	"fabriclab/hosts/inventory"
@@ -24,17 +23,13 @@ import (
 // job at a time (the agents run one run each).
 func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	switch f.engine {
-	case "", engines.Packet, engines.Flow, engines.Auto:
+	case "":
+		// The simulator the scenario's sim.engine names (run turns
+		// --engine packet|flow|auto into that key).
 		if f.agents != "" || f.cc != "" {
 			return nil, usageErr(cmd, "--agents and --cc are read by --engine hosts only")
 		}
-		if f.engine == "" {
-			return a.runJob, nil // the scenario's sim.engine
-		}
-		run, name := a.runJob, f.engine
-		return func(ctx context.Context, job scenario.Job, progress engine.Progress) (metrics.SizeResult, error) {
-			return run(ctx, engines.With(job, name), progress)
-		}, nil
+		return a.runJob, nil
 	case "hosts":
 	default:
 		return nil, usageErr(cmd, "unknown --engine %q; use packet, flow, auto or hosts", f.engine)

@@ -41,8 +41,8 @@ func checkQueueFlags(cmd *cobra.Command, f runFlags) error {
 		return nil
 	case f.noStore:
 		return usageErr(cmd, "--queue puts the jobs in the results database; drop --no-store")
-	case f.engine != "packet" && f.engine != "":
-		return usageErr(cmd, "--queue runs jobs on the simulator's workers; --engine %s runs here", f.engine)
+	case f.engine != "":
+		return usageErr(cmd, "--queue runs jobs on the workers' simulators; --engine %s runs here", f.engine)
 	case cmd.Flags().Changed("parallel"):
 		return usageErr(cmd, "with --queue each worker's --concurrency says how many jobs run at once, not -j")
 	case !f.wait && (f.jsonPath != "" || f.csvPath != "" || f.report != ""):

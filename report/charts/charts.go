@@ -850,8 +850,8 @@ func counterBars(ss []series) []Chart {
 	anyPFC, anyECN := false, false
 	for _, s := range ss {
 		r := largest(s)
-		if r == nil {
-			continue
+		if r == nil || !r.FabricMeasured() {
+			continue // no fabric counted (real hosts, the flow engine): not a 0
 		}
 		names = append(names, s.name)
 		pfc = append(pfc, float64(r.PFCPauses))
@@ -861,7 +861,7 @@ func counterBars(ss []series) []Chart {
 	}
 	mk := func(name, title, ylabel string, vals plotter.Values, any bool) Chart {
 		if len(names) == 0 {
-			return skip(name, title, "No variant has a measured data size.")
+			return skip(name, title, "No variant has a measured data size with counted fabric (real hosts and the flow engine count none).")
 		}
 		p := newPlot("", ylabel)
 		c := newChart(name, title, p)
