@@ -263,7 +263,9 @@ func (lr *launcher) runQueued(l *launch, id int64, jobs []scenario.Job, started 
 	if err := s.cfg.Queue.Submit(l.ctx, id, sub); err != nil {
 		if l.ctx.Err() != nil {
 			_ = s.cfg.Store.FinishRun(id, store.StatusInterrupted, time.Now().UTC().Format(time.RFC3339))
-			l.update(func() { l.state, l.runID, l.errMsg = store.StatusInterrupted, id, "cancelled before its jobs were queued" })
+			l.update(func() {
+				l.state, l.runID, l.errMsg = store.StatusInterrupted, id, "cancelled before its jobs were queued"
+			})
 			return
 		}
 		fail("could not queue the jobs: " + oneLine(err.Error()))
