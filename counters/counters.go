@@ -25,6 +25,10 @@ type Counters struct {
 	TxBytes           int64   `json:"tx_bytes"` // wire bytes including overhead
 	MaxQueueBytes     int64   `json:"max_queue_bytes"`
 	UtilizationPct    float64 `json:"utilization_pct,omitempty"` // tx busy time / run time (ports only)
+	// WatchdogTrips counts a PFC watchdog acting on a queue paused too
+	// long; WatchdogDrops the packets its drop action discarded.
+	WatchdogTrips int64 `json:"pfc_watchdog_trips,omitempty"`
+	WatchdogDrops int64 `json:"pfc_watchdog_drops,omitempty"`
 }
 
 // Add accumulates o into c (max for MaxQueueBytes; utilization is not summed).
@@ -39,6 +43,8 @@ func (c *Counters) Add(o Counters) {
 	c.Timeouts += o.Timeouts
 	c.NACKs += o.NACKs
 	c.OutOfOrder += o.OutOfOrder
+	c.WatchdogTrips += o.WatchdogTrips
+	c.WatchdogDrops += o.WatchdogDrops
 	c.TxPackets += o.TxPackets
 	c.TxBytes += o.TxBytes
 	if o.MaxQueueBytes > c.MaxQueueBytes {

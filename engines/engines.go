@@ -77,8 +77,11 @@ func With(job scenario.Job, name string) scenario.Job {
 }
 
 // supports is fluid.Supports, and no link that comes back up (the flow
-// engine models failures, not a link's return).
+// engine models failures, not a link's return) nor PFC storm.
 func supports(job scenario.Job) (bool, string) {
+	if len(job.Spec.Topology.PFCStorms) > 0 {
+		return false, "a PFC storm is pause frames, which the flow engine does not model"
+	}
 	for _, f := range job.Spec.Topology.Failures {
 		if f.Until > 0 {
 			return false, "a link that comes back up (topology.failures until) is not modeled by the flow engine"

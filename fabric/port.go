@@ -29,7 +29,8 @@ const NumPrio = 8
 const (
 	evTxDone = iota
 	evArrive
-	evPFC // arg >> 8: prio, bit 4: 1 = pause, 0 = resume
+	evPFC      // arg >> 8: prio, bit 4: 1 = pause, 0 = resume
+	evWatchdog // arg >> 8: prio, bits 32…: the pause's sequence number; bit 4: 1 = the restore ends
 )
 
 // PauseFrameWire is the wire size of a PFC frame (64 B + preamble/IFG).
@@ -61,6 +62,8 @@ type Port struct {
 	txWire      int32 // wire size of the frame being sent
 	paused      [NumPrio]bool
 	pausedAt    [NumPrio]sim.Time
+	pauseSeq    [NumPrio]uint32   // pauses so far: a watchdog check is for one pause
+	watchdogged [NumPrio]bool     // the watchdog took this queue out of PFC
 	pausedTotal [NumPrio]sim.Time // closed pause intervals, summed
 	pipe        fifo              // packets on the wire toward Peer, in arrival order
 	psPerB      int64
@@ -125,6 +128,11 @@ func (pt *Port) Enqueue(p *Packet) {
 		return
 	}
 	pr := p.Prio
+	if pt.watchdogged[pr] && pt.sw != nil && pt.sw.cfg.WatchdogDrop {
+		pt.sw.release(p) // admitted into the switch, dropped by the watchdog
+		pt.dropWatchdog(p)
+		return
+	}
 	if pt.net.Observer != nil {
 		now := pt.net.Sched.Now()
 		p.enq, p.enqPaused = now, pt.pausedFor(pr, now)
@@ -217,9 +225,13 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		pr := uint8(arg >> 8)
 		if arg&0x10 != 0 {
 			pt.C.PFCPausesRecv++
-			if !pt.paused[pr] {
+			if !pt.paused[pr] && !pt.watchdogged[pr] {
 				pt.paused[pr] = true
 				pt.pausedAt[pr] = now
+				pt.pauseSeq[pr]++
+				if sw := pt.sw; sw != nil && sw.cfg.WatchdogDetect > 0 {
+					pt.net.Sched.At(now+sw.cfg.WatchdogDetect, pt, uint64(evWatchdog)|uint64(pr)<<8|uint64(pt.pauseSeq[pr])<<32)
+				}
 			}
 		} else if pt.paused[pr] {
 			pt.paused[pr] = false
@@ -229,6 +241,72 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 				pt.trySend(now)
 			}
 		}
+	case evWatchdog:
+		pt.watchdog(now, uint8(arg>>8), uint32(arg>>32), arg&0x10 != 0)
+	}
+}
+
+// dropWatchdog drops p for the watchdog's drop action.
+func (pt *Port) dropWatchdog(p *Packet) {
+	pt.C.Drops++
+	pt.C.WatchdogDrops++
+	pt.net.DroppedBytes += int64(p.Wire)
+	pt.net.DroppedPackets++
+	pt.net.Pool.Put(p)
+}
+
+// stormRefresh is how often a storming host sends another pause frame
+// (a real storm refreshes its pause quanta as they run out).
+const stormRefresh = 10 * units.Microsecond
+
+// Storm makes host h pause priority prio of its switch's port toward it
+// from at until until, sending a pause frame every stormRefresh (a
+// storming NIC: the switch cannot send it anything on that priority),
+// then a resume.
+func (n *Network) Storm(h int, prio uint8, at, until sim.Time) {
+	hp := n.HostPorts[h]
+	sp := hp.Peer // the switch's port toward the host: the one paused
+	for t := at; t < until; t += stormRefresh {
+		n.Sched.At(t, sp, uint64(evPFC)|uint64(prio)<<8|0x10)
+		n.Sched.At(t, stormCount{hp}, 0)
+	}
+	n.Sched.At(until, sp, uint64(evPFC)|uint64(prio)<<8)
+}
+
+// stormCount counts a storming host's pause frames as sent by its NIC.
+type stormCount struct{ pt *Port }
+
+func (s stormCount) OnEvent(sim.Time, uint64) { s.pt.C.PFCPausesSent++ }
+
+// watchdog acts on priority pr of this egress port: when the pause it was
+// set for (seq) still holds, the queue leaves PFC for the restore time
+// (its pause lifted and ignored; with the drop action its packets
+// dropped); when the restore time ends (end), it is watched again.
+func (pt *Port) watchdog(now sim.Time, pr uint8, seq uint32, end bool) {
+	cfg := pt.sw.cfg
+	if end {
+		pt.watchdogged[pr] = false
+		return
+	}
+	if !pt.paused[pr] || pt.pauseSeq[pr] != seq {
+		return // that pause ended in time
+	}
+	pt.C.WatchdogTrips++
+	pt.paused[pr] = false
+	pt.pausedTotal[pr] += now - pt.pausedAt[pr]
+	pt.C.PFCPausedS += (now - pt.pausedAt[pr]).Seconds()
+	pt.watchdogged[pr] = true
+	pt.net.Sched.At(now+cfg.WatchdogRestore, pt, uint64(evWatchdog)|uint64(pr)<<8|0x10)
+	if cfg.WatchdogDrop {
+		for p := pt.queues[pr].pop(); p != nil; p = pt.queues[pr].pop() {
+			pt.qbytes[pr] -= int64(p.Wire)
+			pt.total -= int64(p.Wire)
+			pt.sw.release(p)
+			pt.dropWatchdog(p)
+		}
+	}
+	if !pt.busy {
+		pt.trySend(now)
 	}
 }
 

@@ -24,6 +24,12 @@ type SwitchConfig struct {
 	PFCDynamic  bool
 	PFCAlpha    float64
 	PFCReserved int64
+	// Watchdog, when Detect > 0, is the PFC watchdog switch vendors ship:
+	// an egress queue paused without a break for Detect is taken out of
+	// PFC for Restore — its pauses ignored, and with WatchdogDrop its
+	// packets (queued and arriving) dropped — then watched again.
+	WatchdogDetect, WatchdogRestore sim.Time
+	WatchdogDrop                    bool
 	// Headroom per ingress port and priority; 0 = automatic (see AutoHeadroom).
 	Headroom int64
 	// ECN RED marking: KMin/KMax at ECNRefRate (scaled linearly with each

@@ -155,6 +155,9 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 	if err := s.scheduleFailures(); err != nil {
 		return nil, err
 	}
+	for _, st := range spec.Topology.PFCStorms {
+		tp.Net.Storm(st.Host, uint8(spec.NIC.DataPriority), st.At, st.Until)
+	}
 	if s.routes, err = plan.Routes(job); err != nil {
 		return nil, err
 	}

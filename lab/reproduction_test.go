@@ -31,6 +31,8 @@ func TestShippedExamplesRun(t *testing.T) {
 		"rpc-beside-alltoall.yaml":  {"workload.duration=200us"},
 		"hosts-alltoall.yaml":       {"workload.sizes.list=[1MiB]"},
 		"hosts-any-to-any.yaml":     {"workload.duration=1ms"},
+		"pfc-storm.yaml":            nil,
+		"link-flap.yaml":            {"workload.sizes.list=[4MiB]"},
 	}
 	files, _ := filepath.Glob("../examples/*.yaml")
 	if len(files) < len(shrink) {

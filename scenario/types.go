@@ -87,7 +87,10 @@ type Topology struct {
 	// Failures take switch-to-switch links down during the run; routes are
 	// recomputed Convergence later (a failure at 0 is routed around from
 	// the start).
-	Failures    []Failure      `yaml:"failures" json:"failures,omitempty"`
+	Failures []Failure `yaml:"failures" json:"failures,omitempty"`
+	// PFCStorms are hosts whose NIC keeps pausing its switch port (on the
+	// data priority) from At until Until: a PFC storm.
+	PFCStorms   []PFCStorm     `yaml:"pfc_storms" json:"pfc_storms,omitempty"`
 	Convergence units.Duration `yaml:"convergence" json:"convergence"`
 	// SwitchLatency is the fixed forwarding delay added inside each switch on
 	// top of store-and-forward.
@@ -110,6 +113,23 @@ type Failure struct {
 	Until  units.Duration `yaml:"until" json:"until,omitempty"`
 	Period units.Duration `yaml:"period" json:"period,omitempty"`
 	Count  int            `yaml:"count" json:"count,omitempty"`
+}
+
+// PFCStorm is host Host pausing its switch port from At until Until.
+type PFCStorm struct {
+	Host  int            `yaml:"host" json:"host"`
+	At    units.Duration `yaml:"at" json:"at"`
+	Until units.Duration `yaml:"until" json:"until"`
+}
+
+// Watchdog is the switches' PFC watchdog: an egress queue paused without
+// a break for Detect is taken out of PFC for Restore — its pauses ignored
+// ("ignore"), or also its packets dropped ("drop") — then watched again.
+// Detect 0 = off.
+type Watchdog struct {
+	Detect  units.Duration `yaml:"detect" json:"detect,omitempty"`
+	Action  string         `yaml:"action" json:"action,omitempty"`
+	Restore units.Duration `yaml:"restore" json:"restore,omitempty"`
 }
 
 // Probe is a paced UDP stream from host From to host To at Rate in
@@ -238,6 +258,7 @@ type PFC struct {
 	Mode     string     `yaml:"mode" json:"mode,omitempty"`
 	Alpha    float64    `yaml:"alpha" json:"alpha,omitempty"`
 	Reserved units.Size `yaml:"reserved" json:"reserved,omitempty"`
+	Watchdog Watchdog   `yaml:"watchdog" json:"watchdog,omitempty"`
 }
 
 // Transport selects the host transport.

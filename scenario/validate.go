@@ -158,6 +158,7 @@ func (c *checker) check(s *Scenario) error {
 	c.workload(s.Workload, s.Topology, s.Sim.TimeLimit)
 	c.jobs(s)
 	c.probes(s)
+	c.need(len(s.Topology.PFCStorms) == 0 || s.Switch.PFC.Enabled, "topology.pfc_storms", "a PFC storm pauses switch ports: it needs switch.pfc.enabled")
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
 	c.need(s.Sim.ExplainSlowdown >= 1 && s.Sim.ExplainSlowdown <= 1e6, "sim.explain_slowdown", "must be between 1 and 1e6, got %v", s.Sim.ExplainSlowdown)
@@ -215,6 +216,12 @@ func (c *checker) topology(t Topology) {
 	c.need(t.ScaleUp.Rate >= 0, p+"scale_up.rate", "must not be negative (0 = no scale-up domain), got %v", t.ScaleUp.Rate)
 	c.need(t.ScaleUp.Delay >= 0, p+"scale_up.delay", "must not be negative, got %v", t.ScaleUp.Delay)
 	c.need(t.Convergence >= 0, p+"convergence", "must not be negative, got %v", t.Convergence)
+	for i, st := range t.PFCStorms {
+		k := fmt.Sprintf("%spfc_storms[%d]", p, i)
+		c.need(st.Host >= 0 && st.Host < Hosts(t), k+".host", "host %d is not one of the topology's hosts 0…%d", st.Host, Hosts(t)-1)
+		c.need(st.At >= 0 && st.Until > st.At, k+".until", "a storm lasts from at to until: until %v must be after at %v", st.Until, st.At)
+		c.need((st.Until-st.At)/(10*units.Microsecond) <= 1<<20, k+".until", "a storm sends a pause every 10us: %v is more than a million of them", st.Until-st.At)
+	}
 	for i, f := range t.Failures {
 		k := fmt.Sprintf("%sfailures[%d]", p, i)
 		c.need(f.From != "" && f.To != "" && f.From != f.To, k, "needs two different switch names in from and to (e.g. from: leaf0, to: spine3)")
@@ -284,6 +291,11 @@ func (c *checker) switches(s Switch, kind string) {
 		c.need(s.PFC.Mode == "static" || s.PFC.Mode == "dynamic", p+"pfc.mode", "unknown %q; use static or dynamic", s.PFC.Mode)
 		c.need(s.PFC.Alpha > 0 && s.PFC.Alpha <= 64, p+"pfc.alpha", "must be in (0, 64] (the share of the free buffer one queue may take; 1/8 is common), got %v", s.PFC.Alpha)
 		c.need(s.PFC.Reserved >= 0 && s.PFC.Reserved < s.Buffer, p+"pfc.reserved", "must be at least 0 and below the buffer %v, got %v", s.Buffer, s.PFC.Reserved)
+		if wd := s.PFC.Watchdog; wd.Detect != 0 || wd.Action != "" || wd.Restore != 0 {
+			c.need(wd.Detect > 0, p+"pfc.watchdog.detect", "must be more than 0 (how long a queue may stay paused), got %v", wd.Detect)
+			c.need(wd.Restore > 0, p+"pfc.watchdog.restore", "must be more than 0 (how long the queue stays out of PFC), got %v", wd.Restore)
+			c.need(wd.Action == "drop" || wd.Action == "ignore", p+"pfc.watchdog.action", "unknown %q; use drop (discard the stuck queue's packets) or ignore (ignore its pauses)", wd.Action)
+		}
 	}
 	c.need(oneOf(s.Forwarding, forwardingKinds), p+"forwarding", "unknown forwarding %q; use one of: %s", s.Forwarding, choices(forwardingKinds))
 	c.need(s.FlowletGap > 0, p+"flowlet_gap", "must be more than 0, got %v", s.FlowletGap)
@@ -905,6 +917,9 @@ func TopoSpec(spec *Scenario) topo.Spec {
 		PFCDynamic:        sw.PFC.Mode == "dynamic",
 		PFCAlpha:          sw.PFC.Alpha,
 		PFCReserved:       max(int64(sw.PFC.Reserved), int64(nic.MTU+nic.Overhead)),
+		WatchdogDetect:    sw.PFC.Watchdog.Detect,
+		WatchdogRestore:   sw.PFC.Watchdog.Restore,
+		WatchdogDrop:      sw.PFC.Watchdog.Action == "drop",
 		KMin:              int64(sw.ECN.KMin),
 		KMax:              int64(sw.ECN.KMax),
 		PMax:              sw.ECN.PMax,
