@@ -97,9 +97,15 @@
 //
 // # Cost
 //
-// An event costs the rate computation of its component: O(P log L) for P
-// path entries of the component's flows over L links (one heap entry per
-// link whose share changed per saturation), plus the component's search.
+// An event costs the rate computation of its component: O(P + S log L)
+// for P path entries of the component's flows over L links with S share
+// updates (an indexed heap of the links that more than one flow crosses,
+// its keys refreshed lazily since a link's share only grows as flows
+// freeze; a link one flow crosses alone is a ceiling of that flow), plus
+// the component's search. The state is flat arrays indexed by int32 (a
+// struct of arrays per connection and per path entry) and the
+// component's flows are taken in connection order, so the passes over a
+// million flows run forward through memory.
 // A large all-to-all is one component, and max-min gives nearly every
 // flow a finish time of its own, so two approximations bound the work on
 // plans with at least 4,096 connections or flows (see quantizeConns and

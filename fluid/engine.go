@@ -223,12 +223,21 @@ func (s *fsim) init() error {
 	for i := range s.end {
 		s.start[i], s.end[i], s.next[i] = -1, -1, -1
 	}
-	s.conns = make([]conn, len(s.plan.Conns))
+	nc := len(s.plan.Conns)
+	s.conns = make([]conn, nc)
 	for c, pc := range s.plan.Conns {
-		s.conns[c] = conn{src: pc.Src, dst: pc.Dst, sqp: pc.SQP, dqp: pc.DQP, head: -1, tail: -1, heap: -1, ceil: math.Inf(1)}
+		s.conns[c] = conn{src: pc.Src, dst: pc.Dst, sqp: pc.SQP, dqp: pc.DQP, head: -1, tail: -1, latWire: -1}
 	}
-	s.connMark = make([]uint32, len(s.conns))
-	s.frozen = make([]bool, len(s.conns))
+	s.path, s.rpath = make([]span, nc), make([]span, nc)
+	s.rate, s.nrate, s.crem, s.ceil = make([]float64, nc), make([]float64, nc), make([]float64, nc), make([]float64, nc)
+	s.last, s.began, s.at = make([]sim.Time, nc), make([]sim.Time, nc), make([]sim.Time, nc)
+	s.hpos = make([]int32, nc)
+	for c := range nc {
+		s.ceil[c], s.hpos[c] = math.Inf(1), -1
+	}
+	s.connMark = make([]uint32, nc)
+	s.frozen = make([]bool, nc)
+	s.lh.pos, s.lh.key = make([]int32, nl), make([]float64, nl)
 	for _, m := range s.dag.Msgs {
 		s.total += m.Bytes
 	}

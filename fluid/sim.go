@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 
 	"fabriclab/plan"
@@ -65,14 +66,33 @@ type fsim struct {
 	capBps   []float64   // wire bits per second; 0 when failed
 	linkUses [][]linkUse // the active connections' entries on each link
 
-	conns []conn
-	ents  []entry // every connection's path entries (conn.off, conn.n)
-	// rents are the connections' ACK entries (conn.roff, conn.rn) and
-	// ackLoad each link's ACK bits per second at the current rates: a
+	conns []conn // the connections' cold state
+	// The connections' hot state, struct of arrays by connection index
+	// (the solver's loops read a few fields of a million connections).
+	path        []span     // its path entries: eLink… [off : off+n]
+	rpath       []span     // its ACKs' entries: rLink… [off : off+n]
+	rate, nrate []float64  // wire bits per second; the solver's new rate
+	crem        []float64  // wire bytes of the head message left at last
+	ceil        []float64  // rate ceiling, bits per second (+Inf: none)
+	last        []sim.Time // when crem was last brought up to date
+	began       []sim.Time // when the head message began to be sent
+	at          []sim.Time // when the head message is all sent (never without rate)
+	hpos        []int32    // index in the finish heap, −1 when inactive
+	// Path entries (struct of arrays): every connection's links, its
+	// share w of the connection's rate on each (1 on a static path, 1/k
+	// after an even split over k hops), the hop depth from the source
+	// NIC, and the entry's index in linkUses[link] while the connection
+	// is active.
+	eLink, eDepth, ePos []int32
+	eW                  []float64
+	// ACK entries (the reverse path, w the ACK load per data bit) and
+	// ackLoad, each link's ACK bits per second at the current rates: a
 	// link gives data what the ACKs leave (they have priority).
-	rents   []entry
+	rLink   []int32
+	rW      []float64
 	ackLoad []float64
 	gen     uint32 // routing generation (bumped when routes reconverge)
+	latEp   uint32 // bumped at every failure: cached latencies are stale
 
 	// Messages.
 	start, end []sim.Time
@@ -113,6 +133,7 @@ type fsim struct {
 	touched   []int32
 	frozen    []bool
 	lh        linkHeap
+	ceils     []ceilEnt
 	front     []hop
 	front2    []hop
 	pmark     []uint32
@@ -121,37 +142,26 @@ type fsim struct {
 	reroute   []int32
 }
 
-// conn is one connection of the plan: a fluid flow while it has messages
-// to send, which it sends one after the other.
+// conn is the cold part of one connection of the plan (a fluid flow
+// while it has messages to send, which it sends one after the other); the
+// hot part is in fsim's per-connection arrays.
 type conn struct {
 	src, dst, sqp, dqp int32
-	head, tail         int32    // the FIFO of its messages (−1: empty)
-	rem                float64  // wire bytes of the head message left at last
-	last               sim.Time // when rem was last brought up to date
-	began              sim.Time // when the head message began to be sent
-	rate               float64  // wire bits per second
-	nrate              float64  // the solver's new rate
-	at                 sim.Time // when the head message is all sent (never without rate)
-	heap               int32    // index in the finish heap, −1 when inactive
-	off, n             int32    // its path entries: ents[off : off+n]
-	roff, rn           int32    // its ACKs' entries: rents[roff : roff+rn]
-	gen                uint32   // routing generation of the path
+	head, tail         int32  // the FIFO of its messages (−1: empty)
+	gen                uint32 // routing generation of the path
 	hasPath            bool
 	split              bool     // the path splits over equal-cost hops
-	ceil               float64  // rate ceiling, bits per second (+Inf: none)
 	lastArr            sim.Time // the latest delivery scheduled (FIFO order)
+	// The latency of the last message sent (latency), for its last
+	// packet's wire bytes, at failure epoch latEp: messages on a
+	// connection are mostly of one size.
+	latWire int64
+	lat     sim.Time
+	latEp   uint32
 }
 
-// entry is one link on a connection's path: its share w of the
-// connection's rate (1 on a static path, 1/k after an even split over k
-// hops; ACK load on the reverse path), at hop depth from the source NIC
-// (−1 for the reverse path's ACKs).
-type entry struct {
-	link  int32
-	depth int32
-	w     float64
-	pos   int32 // index in linkUses[link] while the connection is active
-}
+// span is a connection's entries: [off : off+n].
+type span struct{ off, n int32 }
 
 // linkUse is an active connection's entry on a link (and its depth).
 type linkUse struct{ conn, ent, depth int32 }
@@ -186,7 +196,7 @@ func (s *fsim) run(ctx context.Context, progress func(float64)) error {
 	for !s.finished() {
 		t := never
 		if s.fin.len() > 0 {
-			t = s.conns[s.fin.h[0]].at
+			t = s.fin.h[0].at
 		}
 		if s.arr.len() > 0 && s.arr.h[0].at < t {
 			t = s.arr.h[0].at
@@ -206,8 +216,8 @@ func (s *fsim) run(ctx context.Context, progress func(float64)) error {
 		}
 		s.now = t
 		s.events++
-		for s.fin.len() > 0 && s.conns[s.fin.h[0]].at == t {
-			s.sent(s.fin.h[0])
+		for s.fin.len() > 0 && s.fin.h[0].at == t {
+			s.sent(s.fin.h[0].c)
 		}
 		for s.arr.len() > 0 && s.arr.h[0].at == t {
 			s.deliver(s.arr.pop().msg)
@@ -294,7 +304,10 @@ func (s *fsim) sent(c int32) {
 	m := cn.head
 	w, last := s.wire(m)
 	s.sentWire += w
-	at := s.now + s.latency(cn.src, cn.dst, last)
+	if cn.latEp != s.latEp || cn.latWire != last {
+		cn.lat, cn.latWire, cn.latEp = s.latency(cn.src, cn.dst, last), last, s.latEp
+	}
+	at := s.now + cn.lat
 	if at < cn.lastArr {
 		at = cn.lastArr // a message never overtakes the one before it
 	}
@@ -309,15 +322,15 @@ func (s *fsim) sent(c int32) {
 		return
 	}
 	w, _ = s.wire(cn.head)
-	cn.rem, cn.last, cn.began = float64(w), s.now, s.now
-	cn.at = s.finishAt(cn)
-	s.fin.fix(s.conns, int(cn.heap))
+	s.crem[c], s.last[c], s.began[c] = float64(w), s.now, s.now
+	s.at[c] = s.finishAt(c)
+	s.fin.fix(s.hpos[c], s.at[c], s.hpos)
 }
 
-// finishAt is when cn's head message is all sent at its current rate,
+// finishAt is when c's head message is all sent at its current rate,
 // rounded up when the plan is large (quantizeConns).
-func (s *fsim) finishAt(cn *conn) sim.Time {
-	d := drain(cn.rem, cn.rate)
+func (s *fsim) finishAt(c int32) sim.Time {
+	d := drain(s.crem[c], s.rate[c])
 	if d == never {
 		return never
 	}
@@ -325,7 +338,7 @@ func (s *fsim) finishAt(cn *conn) sim.Time {
 	if !s.quantize {
 		return at
 	}
-	if span := (at - cn.began) / quantum; span > 1 {
+	if span := (at - s.began[c]) / quantum; span > 1 {
 		g := sim.Time(1) << (bits.Len64(uint64(span)) - 1)
 		at = (at + g - 1) / g * g
 	}
@@ -387,34 +400,33 @@ func (s *fsim) activate(c int32) {
 		s.pathOf(c)
 	}
 	w, _ := s.wire(cn.head)
-	cn.rem, cn.last, cn.rate, cn.at, cn.began = float64(w), s.now, 0, never, s.now
+	s.crem[c], s.last[c], s.rate[c], s.at[c], s.began[c] = float64(w), s.now, 0, never, s.now
 	s.attach(c)
-	s.fin.push(s.conns, c)
+	s.fin.push(c, never, s.hpos)
 	s.activated = true
 }
 
 // deactivate takes connection c, whose FIFO is empty, off its links.
 func (s *fsim) deactivate(c int32) {
 	s.detach(c)
-	s.fin.remove(s.conns, int(s.conns[c].heap))
-	cn := &s.conns[c]
-	s.addAck(cn, -cn.rate)
-	cn.rate, cn.at = 0, never
+	s.fin.remove(s.hpos[c], s.hpos)
+	s.addAck(c, -s.rate[c])
+	s.rate[c], s.at[c] = 0, never
 	s.gone++
 }
 
-// addAck adds d bits per second of cn's data rate to the ACK load of its
+// addAck adds d bits per second of c's data rate to the ACK load of its
 // reverse path, and marks the links with data on them whose share that
 // moves.
-func (s *fsim) addAck(cn *conn, d float64) {
+func (s *fsim) addAck(c int32, d float64) {
 	if d == 0 {
 		return
 	}
-	for k := cn.roff; k < cn.roff+cn.rn; k++ {
-		e := &s.rents[k]
-		l := e.link
-		s.ackLoad[l] += e.w * d
-		if len(s.linkUses[l]) > 0 && math.Abs(e.w*d) > 1e-9*s.capBps[l] {
+	rp := s.rpath[c]
+	for k := rp.off; k < rp.off+rp.n; k++ {
+		l, a := s.rLink[k], float64(s.rW[k]*d) // rounded: no fused multiply-add
+		s.ackLoad[l] += a
+		if len(s.linkUses[l]) > 0 && math.Abs(a) > 1e-9*s.capBps[l] {
 			s.markDirty(l)
 		}
 	}
@@ -422,29 +434,29 @@ func (s *fsim) addAck(cn *conn, d float64) {
 
 // attach puts c's entries on their links' lists and marks the links.
 func (s *fsim) attach(c int32) {
-	cn := &s.conns[c]
-	for k := cn.off; k < cn.off+cn.n; k++ {
-		e := &s.ents[k]
-		e.pos = int32(len(s.linkUses[e.link]))
-		s.linkUses[e.link] = append(s.linkUses[e.link], linkUse{c, k, e.depth})
-		s.markDirty(e.link)
+	p := s.path[c]
+	for k := p.off; k < p.off+p.n; k++ {
+		l := s.eLink[k]
+		s.ePos[k] = int32(len(s.linkUses[l]))
+		s.linkUses[l] = append(s.linkUses[l], linkUse{c, k, s.eDepth[k]})
+		s.markDirty(l)
 	}
 }
 
 // detach removes c's entries from their links' lists and marks the links.
 func (s *fsim) detach(c int32) {
-	cn := &s.conns[c]
-	for k := cn.off + cn.n - 1; k >= cn.off; k-- {
-		e := &s.ents[k]
-		us := s.linkUses[e.link]
-		last := len(us) - 1
-		if int(e.pos) != last {
+	p := s.path[c]
+	for k := p.off + p.n - 1; k >= p.off; k-- {
+		l, pos := s.eLink[k], s.ePos[k]
+		us := s.linkUses[l]
+		last := int32(len(us) - 1)
+		if pos != last {
 			mv := us[last]
-			us[e.pos] = mv
-			s.ents[mv.ent].pos = e.pos
+			us[pos] = mv
+			s.ePos[mv.ent] = pos
 		}
-		s.linkUses[e.link] = us[:last]
-		s.markDirty(e.link)
+		s.linkUses[l] = us[:last]
+		s.markDirty(l)
 	}
 }
 
@@ -479,17 +491,20 @@ var fullSolve bool
 
 // solveDirty recomputes the rates of the flows in the connected component
 // (links shared, directly or through other flows) of the links that
-// changed, and reschedules those whose rate changed.
+// changed, and reschedules those whose rate changed. The component's
+// flows are taken in connection order, so that the solver's passes over
+// the per-connection arrays run forward through memory.
 func (s *fsim) solveDirty() error {
 	if len(s.dirty) == 0 {
 		return nil
 	}
 	s.solves++
 	if fullSolve {
-		for c := range s.conns {
-			if cn := &s.conns[c]; cn.heap >= 0 {
-				for k := cn.off; k < cn.off+cn.n; k++ {
-					s.markDirty(s.ents[k].link)
+		for c, hp := range s.hpos {
+			if hp >= 0 {
+				p := s.path[c]
+				for k := p.off; k < p.off+p.n; k++ {
+					s.markDirty(s.eLink[k])
 				}
 			}
 		}
@@ -499,17 +514,23 @@ func (s *fsim) solveDirty() error {
 	s.compFlows, s.compLinks = s.compFlows[:0], s.compLinks[:0]
 	s.stack = append(s.stack[:0], s.dirty...)
 	s.dirty = s.dirty[:0]
+	sorted := false
 	if s.wide && s.fin.len() >= batchFlows {
 		// The last component held nearly every flow: take them all
 		// rather than walk the paths (a union of components solves as
 		// each alone would).
 		s.stack = s.stack[:0]
-		s.compFlows = append(s.compFlows, s.fin.h...)
+		for c, hp := range s.hpos {
+			if hp >= 0 {
+				s.compFlows = append(s.compFlows, int32(c))
+			}
+		}
 		for l, us := range s.linkUses {
 			if len(us) > 0 {
 				s.compLinks = append(s.compLinks, int32(l))
 			}
 		}
+		sorted = true
 	}
 	for len(s.stack) > 0 {
 		l := s.stack[len(s.stack)-1]
@@ -521,9 +542,9 @@ func (s *fsim) solveDirty() error {
 			}
 			s.connMark[u.conn] = ep
 			s.compFlows = append(s.compFlows, u.conn)
-			cn := &s.conns[u.conn]
-			for k := cn.off; k < cn.off+cn.n; k++ {
-				if m := s.ents[k].link; s.linkMark[m] != ep {
+			p := s.path[u.conn]
+			for k := p.off; k < p.off+p.n; k++ {
+				if m := s.eLink[k]; s.linkMark[m] != ep {
 					s.linkMark[m] = ep
 					s.stack = append(s.stack, m)
 				}
@@ -533,32 +554,40 @@ func (s *fsim) solveDirty() error {
 	if len(s.compFlows) == 0 {
 		return nil
 	}
+	if !sorted {
+		slices.Sort(s.compFlows)
+	}
 	s.wide = 10*len(s.compFlows) >= 9*s.fin.len()
 	s.solve()
 	changed := 0
 	for _, c := range s.compFlows {
-		cn := &s.conns[c]
-		if cn.nrate == cn.rate {
+		nr, r := s.nrate[c], s.rate[c]
+		if nr == r {
 			continue
 		}
-		if cn.rate > 0 {
-			cn.rem = max(cn.rem-cn.rate/8e12*float64(s.now-cn.last), 0)
+		if r > 0 {
+			s.crem[c] = max(s.crem[c]-float64(r/8e12*float64(s.now-s.last[c])), 0) // rounded: no fused multiply-add
 		}
 		// The ACK load follows the new rate; the links it moves are
 		// solved again (see solve3).
-		s.addAck(cn, cn.nrate-cn.rate)
-		cn.last, cn.rate = s.now, cn.nrate
-		cn.at = s.finishAt(cn)
+		s.addAck(c, nr-r)
+		s.last[c], s.rate[c] = s.now, nr
+		s.at[c] = s.finishAt(c)
 		changed++
 	}
 	if changed == 0 {
 		return nil
 	}
 	if changed > s.fin.len()/8 {
-		s.fin.rebuild(s.conns)
+		for _, c := range s.compFlows {
+			s.fin.h[s.hpos[c]].at = s.at[c]
+		}
+		s.fin.rebuild(s.hpos)
 	} else {
 		for _, c := range s.compFlows {
-			s.fin.fix(s.conns, int(s.conns[c].heap))
+			if i := s.hpos[c]; s.fin.h[i].at != s.at[c] {
+				s.fin.fix(i, s.at[c], s.hpos)
+			}
 		}
 	}
 	return nil
@@ -569,6 +598,7 @@ func (s *fsim) solveDirty() error {
 // routes around the failed links and moves every flow to its new path.
 func (s *fsim) failure(f plan.Failure, converge bool) error {
 	net := s.tp.Net
+	s.latEp++
 	if !converge {
 		net.FailLink(f.Link)
 		for _, pt := range [2]int{f.Link.ID, f.Link.Peer.ID} {
@@ -591,8 +621,8 @@ func (s *fsim) failure(f plan.Failure, converge bool) error {
 		return err
 	}
 	s.gen++
-	for c := range s.conns {
-		if s.conns[c].heap >= 0 {
+	for c, hp := range s.hpos {
+		if hp >= 0 {
 			s.move(int32(c))
 		}
 	}
@@ -612,25 +642,26 @@ func (s *fsim) move(c int32) {
 // its ACKs on the reverse path.
 func (s *fsim) pathOf(c int32) {
 	cn := &s.conns[c]
-	off := int32(len(s.ents))
-	split := s.walk(&s.ents, cn.src, cn.dst, cn.sqp, cn.dqp, 1, false)
-	cn.off, cn.n = off, int32(len(s.ents))-off
-	roff := int32(len(s.rents))
+	off := int32(len(s.eLink))
+	split := s.walk(cn.src, cn.dst, cn.sqp, cn.dqp, 1, false)
+	s.path[c] = span{off, int32(len(s.eLink)) - off}
+	roff := int32(len(s.rLink))
 	if s.ackFrac > 0 {
-		s.walk(&s.rents, cn.dst, cn.src, cn.dqp, cn.sqp, s.ackFrac, true)
+		s.walk(cn.dst, cn.src, cn.dqp, cn.sqp, s.ackFrac, true)
 	}
-	cn.roff, cn.rn = roff, int32(len(s.rents))-roff
+	s.rpath[c] = span{roff, int32(len(s.rLink)) - roff}
 	cn.gen, cn.hasPath, cn.split = s.gen, true, split
 	if s.window > 0 {
-		cn.ceil = s.windowCeil(cn.src, cn.dst)
+		s.ceil[c] = s.windowCeil(cn.src, cn.dst)
 	}
 }
 
-// walk appends the entries of one direction of a path and reports whether
-// it splits. A path that cannot be followed (no route, a loop) ends where
-// it fails: the flow crosses the links it reached (plan validation and the
-// packet engine refuse such routes before any run).
-func (s *fsim) walk(out *[]entry, src, dst, sqp, dqp int32, scale float64, ack bool) bool {
+// walk appends the entries of one direction of a path (the data's, or
+// with ack the ACKs') and reports whether it splits. A path that cannot be
+// followed (no route, a loop) ends where it fails: the flow crosses the
+// links it reached (plan validation and the packet engine refuse such
+// routes before any run).
+func (s *fsim) walk(src, dst, sqp, dqp int32, scale float64, ack bool) bool {
 	net := s.tp.Net
 	if s.pmark == nil {
 		s.pmark = make([]uint32, len(net.Ports))
@@ -651,11 +682,15 @@ func (s *fsim) walk(out *[]entry, src, dst, sqp, dqp int32, scale float64, ack b
 			s.front2 = append(s.front2, hop{id, w})
 		}
 		for _, h := range s.front {
-			d := int32(depth)
 			if ack {
-				d = -1
+				s.rLink = append(s.rLink, h.port)
+				s.rW = append(s.rW, h.w*scale)
+			} else {
+				s.eLink = append(s.eLink, h.port)
+				s.eDepth = append(s.eDepth, int32(depth))
+				s.eW = append(s.eW, h.w*scale)
+				s.ePos = append(s.ePos, 0)
 			}
-			*out = append(*out, entry{link: h.port, depth: d, w: h.w * scale})
 			pt := net.Ports[h.port]
 			sw := pt.Peer.Sw()
 			if sw == nil {

@@ -1,7 +1,9 @@
 package fluid
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"fabriclab/fabric"
 	"fabriclab/sim"
@@ -9,13 +11,14 @@ import (
 
 type fabricPort = fabric.Port
 
-// solve gives every flow of the component (compFlows, over compLinks) its
-// max-min fair rate by progressive filling: all unfrozen flows' rates rise
-// together; the link whose remaining capacity over the unfrozen flows'
-// weights on it is least saturates first and fixes its flows at that
-// level, and a flow's own ceiling (nic.max_inflight) fixes it when the
-// level reaches it. Weights are a flow's share on the link (1 on a static
-// path, 1/k after an even split, the ACK fraction on the reverse path).
+// solve gives every flow of the component (compFlows, in connection
+// order, over compLinks) its max-min fair rate by progressive filling:
+// all unfrozen flows' rates rise together; the link whose remaining
+// capacity over the unfrozen flows' weights on it is least saturates
+// first and fixes its flows at that level, and a flow's own ceiling
+// (nic.max_inflight) fixes it when the level reaches it. Weights are a
+// flow's share on the link (1 on a static path, 1/k after an even split,
+// the ACK fraction on the reverse path).
 //
 // With PFC spreading (lossless, no congestion control) a link that fixes
 // a flow downstream of its source congests: its queue fills, PFC pauses
@@ -25,57 +28,98 @@ type fabricPort = fabric.Port
 // a switch queue it shares with the congested flow — is fixed at the same
 // level (a victim). Victims do not pause anything themselves.
 //
-// Ties are broken by link index, so the result is deterministic; the heap
-// gets one entry per link whose share changed per saturation, not per
-// flow.
+// Ties are broken by link index (a ceiling before a link at the same
+// level), so the result is deterministic. The links are in an indexed
+// heap by share: a link's share only grows as flows on it freeze (up to
+// rounding), so its key is brought up to date lazily when it reaches the
+// top, and at once only when it fell; the order of saturations is that of
+// the exact shares. The flows' ceilings are sorted once and merged in.
 func (s *fsim) solve() {
 	flows, links := s.compFlows, s.compLinks
 	for _, l := range links {
 		s.rem[l], s.wsum[l], s.cnt[l], s.paused[l] = max(s.capBps[l]-s.ackLoad[l], 0), 0, 0, false
 	}
+	eLink, eW := s.eLink, s.eW
+	s.ceils = s.ceils[:0]
 	for _, c := range flows {
 		s.frozen[c] = false
-		cn := &s.conns[c]
-		for k := cn.off; k < cn.off+cn.n; k++ {
-			e := &s.ents[k]
-			s.wsum[e.link] += e.w
-			if e.depth >= 0 {
-				s.cnt[e.link]++
+		p := s.path[c]
+		for k := p.off; k < p.off+p.n; k++ {
+			l := eLink[k]
+			s.wsum[l] += eW[k]
+			s.cnt[l]++
+		}
+	}
+	// A link only one flow crosses bounds that flow alone: it is a
+	// ceiling of the flow (its share, rem/w, is what it would saturate
+	// at), unless with PFC spreading its saturation downstream of the
+	// source pauses the links before it. Such links stay out of the heap.
+	for _, c := range flows {
+		ce := s.ceil[c]
+		p := s.path[c]
+		for k := p.off; k < p.off+p.n; k++ {
+			if l := eLink[k]; s.cnt[l] == 1 && (!s.spread || s.eDepth[k] == 0) {
+				ce = math.Min(ce, s.share(l))
 			}
 		}
+		if !math.IsInf(ce, 1) {
+			s.ceils = append(s.ceils, ceilEnt{ce, c})
+		}
 	}
+	// Ceilings by level, ties by flow index descending (the order of
+	// their ids −1−c).
+	slices.SortFunc(s.ceils, func(a, b ceilEnt) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.c, a.c)
+	})
 	h := &s.lh
-	h.e = h.e[:0]
+	h.h = h.h[:0]
 	for _, l := range links {
-		if s.cnt[l] > 0 {
-			h.push(lentry{s.share(l), l})
+		if s.cnt[l] > 1 || (s.cnt[l] == 1 && s.spread && s.eDepth[s.linkUses[l][0].ent] > 0) {
+			h.key[l] = s.share(l)
+			h.pos[l] = int32(len(h.h))
+			h.h = append(h.h, l)
 		}
 	}
-	for _, c := range flows {
-		if cn := &s.conns[c]; !math.IsInf(cn.ceil, 1) {
-			h.push(lentry{cn.ceil, -1 - c})
-		}
-	}
+	h.heapify()
 	level := 0.0
 	left := len(flows)
-	for left > 0 && h.len() > 0 {
-		e := h.pop()
-		s.touchEp++
-		s.touched = s.touched[:0]
-		if e.id < 0 {
-			c := -1 - e.id
-			if s.frozen[c] {
+	ci := 0
+	for left > 0 {
+		// The top link, its key brought up to date (keys never exceed
+		// their link's share).
+		top := int32(-1)
+		for len(h.h) > 0 {
+			l := h.h[0]
+			if s.cnt[l] == 0 {
+				h.popTop()
 				continue
 			}
-			level = math.Max(level, e.key)
-			s.freeze(c, level)
-			left--
-		} else {
-			l := e.id
-			if s.cnt[l] == 0 || e.key != s.share(l) {
-				continue // stale: the link's share changed since
+			if sh := s.share(l); sh != h.key[l] {
+				h.key[l] = sh
+				h.down(0)
+				continue
 			}
-			level = math.Max(level, e.key)
+			top = l
+			break
+		}
+		s.touchEp++
+		s.touched = s.touched[:0]
+		if ci < len(s.ceils) && (top < 0 || s.ceils[ci].key <= h.key[top]) {
+			ce := s.ceils[ci]
+			ci++
+			if s.frozen[ce.c] {
+				continue
+			}
+			level = math.Max(level, ce.key)
+			s.freeze(ce.c, level)
+			left--
+		} else if top >= 0 {
+			l := top
+			h.popTop()
+			level = math.Max(level, h.key[l])
 			s.pq = s.pq[:0]
 			for _, u := range s.linkUses[l] {
 				if s.frozen[u.conn] || u.depth < 0 {
@@ -84,11 +128,11 @@ func (s *fsim) solve() {
 				s.freeze(u.conn, level)
 				left--
 				if d := u.depth; s.spread && d > 0 && s.capBps[l] > 0 {
-					cn := &s.conns[u.conn]
-					for k := cn.off; k < cn.off+cn.n; k++ {
-						if pe := &s.ents[k]; pe.depth >= 0 && pe.depth < d && !s.paused[pe.link] {
-							s.paused[pe.link] = true
-							s.pq = append(s.pq, pe.link)
+					p := s.path[u.conn]
+					for k := p.off; k < p.off+p.n; k++ {
+						if pl := eLink[k]; s.eDepth[k] < d && !s.paused[pl] {
+							s.paused[pl] = true
+							s.pq = append(s.pq, pl)
 						}
 					}
 				}
@@ -101,16 +145,21 @@ func (s *fsim) solve() {
 					}
 				}
 			}
+		} else {
+			break
 		}
 		for _, m := range s.touched {
-			if s.cnt[m] > 0 {
-				h.push(lentry{s.share(m), m})
+			if i := h.pos[m]; s.cnt[m] > 0 && int(i) < len(h.h) && h.h[i] == m {
+				if sh := s.share(m); sh < h.key[m] {
+					h.key[m] = sh
+					h.up(int(h.pos[m]))
+				}
 			}
 		}
 	}
 	for _, c := range flows {
 		if !s.frozen[c] { // crosses no link (cannot happen: a path starts at its NIC)
-			s.conns[c].nrate = level
+			s.nrate[c] = level
 		}
 	}
 }
@@ -118,16 +167,13 @@ func (s *fsim) solve() {
 // freeze fixes flow c at rate r and takes it off its links' shares.
 func (s *fsim) freeze(c int32, r float64) {
 	s.frozen[c] = true
-	cn := &s.conns[c]
-	cn.nrate = r
-	for k := cn.off; k < cn.off+cn.n; k++ {
-		e := &s.ents[k]
-		l := e.link
-		s.rem[l] -= e.w * r
-		s.wsum[l] = max(s.wsum[l]-e.w, 0)
-		if e.depth >= 0 {
-			s.cnt[l]--
-		}
+	s.nrate[c] = r
+	p := s.path[c]
+	for k := p.off; k < p.off+p.n; k++ {
+		l, w := s.eLink[k], s.eW[k]
+		s.rem[l] -= float64(w * r) // rounded: no fused multiply-add, the same bits on every platform
+		s.wsum[l] = max(s.wsum[l]-w, 0)
+		s.cnt[l]--
 		if s.touch[l] != s.touchEp {
 			s.touch[l] = s.touchEp
 			s.touched = append(s.touched, l)
@@ -144,136 +190,161 @@ func (s *fsim) share(l int32) float64 {
 	return math.Max(s.rem[l], 0) / w
 }
 
-// lentry is a link's share (id ≥ 0) or a flow's ceiling (id = −1 − flow).
-type lentry struct {
+// ceilEnt is a flow's ceiling in the solver.
+type ceilEnt struct {
 	key float64
-	id  int32
+	c   int32
 }
 
-// linkHeap is a binary min-heap of lentry by key, ties by id.
-type linkHeap struct{ e []lentry }
+// linkHeap is an indexed binary min-heap of links by key, ties by index.
+type linkHeap struct {
+	h   []int32   // links
+	pos []int32   // by link: its index in h while it is there
+	key []float64 // by link
+}
 
-func (h *linkHeap) len() int { return len(h.e) }
+func (h *linkHeap) less(a, b int32) bool {
+	ka, kb := h.key[a], h.key[b]
+	return ka < kb || (ka == kb && a < b)
+}
 
-func lless(a, b lentry) bool { return a.key < b.key || (a.key == b.key && a.id < b.id) }
+func (h *linkHeap) swap(i, j int) {
+	h.h[i], h.h[j] = h.h[j], h.h[i]
+	h.pos[h.h[i]] = int32(i)
+	h.pos[h.h[j]] = int32(j)
+}
 
-func (h *linkHeap) push(x lentry) {
-	h.e = append(h.e, x)
-	i := len(h.e) - 1
+func (h *linkHeap) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !lless(h.e[i], h.e[p]) {
+		if !h.less(h.h[i], h.h[p]) {
 			break
 		}
-		h.e[i], h.e[p] = h.e[p], h.e[i]
+		h.swap(i, p)
 		i = p
 	}
 }
 
-func (h *linkHeap) pop() lentry {
-	top := h.e[0]
-	last := len(h.e) - 1
-	h.e[0] = h.e[last]
-	h.e = h.e[:last]
-	i := 0
+func (h *linkHeap) down(i int) {
+	n := len(h.h)
 	for {
 		c := 2*i + 1
-		if c >= last {
-			break
+		if c >= n {
+			return
 		}
-		if c+1 < last && lless(h.e[c+1], h.e[c]) {
+		if c+1 < n && h.less(h.h[c+1], h.h[c]) {
 			c++
 		}
-		if !lless(h.e[c], h.e[i]) {
-			break
+		if !h.less(h.h[c], h.h[i]) {
+			return
 		}
-		h.e[i], h.e[c] = h.e[c], h.e[i]
+		h.swap(i, c)
 		i = c
 	}
-	return top
 }
 
-// finishHeap holds the active connections by (finish time, index); each
-// connection knows its position (conn.heap).
-type finishHeap struct{ h []int32 }
+func (h *linkHeap) heapify() {
+	for i := len(h.h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// popTop removes the top link.
+func (h *linkHeap) popTop() {
+	last := len(h.h) - 1
+	if last > 0 {
+		h.swap(0, last)
+	}
+	h.h = h.h[:last]
+	if last > 0 {
+		h.down(0)
+	}
+}
+
+// fentry is an active connection in the finish heap: when its head
+// message is all sent (a copy of fsim.at), and its index.
+type fentry struct {
+	at sim.Time
+	c  int32
+}
+
+// finishHeap holds the active connections by (finish time, index), the
+// keys inline; each connection knows its position (fsim.hpos).
+type finishHeap struct{ h []fentry }
 
 func (f *finishHeap) len() int { return len(f.h) }
 
-func fless(cs []conn, a, b int32) bool {
-	if cs[a].at != cs[b].at {
-		return cs[a].at < cs[b].at
-	}
-	return a < b
-}
+func fless(a, b fentry) bool { return a.at < b.at || (a.at == b.at && a.c < b.c) }
 
-func (f *finishHeap) swap(cs []conn, i, j int) {
+func (f *finishHeap) swap(i, j int, pos []int32) {
 	f.h[i], f.h[j] = f.h[j], f.h[i]
-	cs[f.h[i]].heap = int32(i)
-	cs[f.h[j]].heap = int32(j)
+	pos[f.h[i].c] = int32(i)
+	pos[f.h[j].c] = int32(j)
 }
 
-func (f *finishHeap) up(cs []conn, i int) bool {
+func (f *finishHeap) up(i int, pos []int32) bool {
 	moved := false
 	for i > 0 {
 		p := (i - 1) / 2
-		if !fless(cs, f.h[i], f.h[p]) {
+		if !fless(f.h[i], f.h[p]) {
 			break
 		}
-		f.swap(cs, i, p)
+		f.swap(i, p, pos)
 		i = p
 		moved = true
 	}
 	return moved
 }
 
-func (f *finishHeap) down(cs []conn, i int) {
+func (f *finishHeap) down(i int, pos []int32) {
 	n := len(f.h)
 	for {
 		c := 2*i + 1
 		if c >= n {
 			return
 		}
-		if c+1 < n && fless(cs, f.h[c+1], f.h[c]) {
+		if c+1 < n && fless(f.h[c+1], f.h[c]) {
 			c++
 		}
-		if !fless(cs, f.h[c], f.h[i]) {
+		if !fless(f.h[c], f.h[i]) {
 			return
 		}
-		f.swap(cs, i, c)
+		f.swap(i, c, pos)
 		i = c
 	}
 }
 
-func (f *finishHeap) push(cs []conn, c int32) {
-	f.h = append(f.h, c)
-	cs[c].heap = int32(len(f.h) - 1)
-	f.up(cs, len(f.h)-1)
+func (f *finishHeap) push(c int32, at sim.Time, pos []int32) {
+	f.h = append(f.h, fentry{at, c})
+	pos[c] = int32(len(f.h) - 1)
+	f.up(len(f.h)-1, pos)
 }
 
-// fix restores the order after the key of element i changed.
-func (f *finishHeap) fix(cs []conn, i int) {
-	if !f.up(cs, i) {
-		f.down(cs, i)
+// fix sets element i's key to at and restores the order.
+func (f *finishHeap) fix(i int32, at sim.Time, pos []int32) {
+	f.h[i].at = at
+	if !f.up(int(i), pos) {
+		f.down(int(i), pos)
 	}
 }
 
-func (f *finishHeap) remove(cs []conn, i int) {
+func (f *finishHeap) remove(i int32, pos []int32) {
 	last := len(f.h) - 1
-	c := f.h[i]
-	if i != last {
-		f.swap(cs, i, last)
+	c := f.h[i].c
+	if int(i) != last {
+		f.swap(int(i), last, pos)
 	}
 	f.h = f.h[:last]
-	cs[c].heap = -1
-	if i != last {
-		f.fix(cs, i)
+	pos[c] = -1
+	if int(i) != last {
+		f.fix(i, f.h[i].at, pos)
 	}
 }
 
 // rebuild re-heapifies after many keys changed.
-func (f *finishHeap) rebuild(cs []conn) {
+func (f *finishHeap) rebuild(pos []int32) {
 	for i := len(f.h)/2 - 1; i >= 0; i-- {
-		f.down(cs, i)
+		f.down(i, pos)
 	}
 }
 
