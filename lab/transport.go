@@ -70,6 +70,7 @@ func newRoCELayer(s *Sim, net *fabric.Network, delivered func(msg int32, now sim
 		DCQCN:            dq,
 		ControlWire:      int32(spec.NIC.ControlWire),
 		CNPOnAck:         spec.NIC.CNP == "ack",
+		ActiveQPs:        spec.NIC.ActiveQPs,
 	})
 	t.OnDelivered = delivered
 	s.RoCE = t

@@ -41,6 +41,15 @@ type Config struct {
 	// CNPOnAck carries congestion notifications as a flag on ACKs and
 	// NACKs instead of CNP frames of their own.
 	CNPOnAck bool
+	// ActiveQPs > 0 keeps at most that many of a NIC's QPs in service at
+	// once, as a collective library's channels or a NIC's send scheduler
+	// do; the others wait their turn, first come first served. A QP in
+	// service keeps its slot for a burst of Burst packets (or until it has
+	// sent everything posted to it), then goes to the back of the line; a
+	// QP held back by its rate limiter keeps its slot meanwhile, idle. 0 =
+	// every QP with data shares the NIC's round-robin and a rate-limited
+	// QP leaves its share to the others.
+	ActiveQPs int
 }
 
 // Packets: data is fabric.Data with PSN, Msg (the caller's message id),
@@ -151,6 +160,11 @@ type NIC struct {
 	// (it stays at the front of the round-robin until the burst ends).
 	burstQP   *sendQP
 	burstLeft int
+
+	// Send slots (Config.ActiveQPs > 0): slots is how many QPs hold one,
+	// slotWait the QPs with data waiting for one, in the order they asked.
+	slots    int
+	slotWait ring.Ring[*sendQP]
 }
 
 // sendQP is the sending half of a QP: its Sender and the NIC's state
@@ -162,7 +176,9 @@ type sendQP struct {
 	peer int32 // receiver's QP index
 
 	inActive bool
-	heapIdx  int // 1 + index in the NIC's waiting heap, 0 if not there
+	heapIdx  int  // 1 + index in the NIC's waiting heap, 0 if not there
+	slot     bool // holds one of the NIC's send slots (Config.ActiveQPs)
+	slotWait bool // is in the NIC's queue for a send slot
 
 	rto  sim.Timer // the retransmission timer's pending event
 	rate sim.Timer // the pending event of DCQCN's timers
@@ -188,9 +204,43 @@ func (n *NIC) activate(q *sendQP) {
 	if q.inActive || q.heapIdx > 0 || !q.CanSend() {
 		return
 	}
+	if lim := n.t.cfg.ActiveQPs; lim > 0 && !q.slot {
+		if n.slots >= lim {
+			if !q.slotWait {
+				q.slotWait = true
+				n.slotWait.Push(q)
+			}
+			return
+		}
+		q.slot = true
+		n.slots++
+	}
 	q.inActive = true
 	n.active.Push(q)
 	n.Port.Kick()
+}
+
+// endTurn takes q out of service after its burst (Config.ActiveQPs): q
+// goes to the back of the line if it has more to send, and the QPs at the
+// front of the line take the free slots.
+func (n *NIC) endTurn(q *sendQP) {
+	q.slot = false
+	n.slots--
+	if q.CanSend() {
+		q.slotWait = true
+		n.slotWait.Push(q)
+	}
+	for n.slotWait.Len() > 0 && n.slots < n.t.cfg.ActiveQPs {
+		w := n.slotWait.Pop()
+		w.slotWait = false
+		if w.inActive || w.heapIdx > 0 || !w.CanSend() {
+			continue // it asks again when it can send
+		}
+		w.slot = true
+		n.slots++
+		w.inActive = true
+		n.active.Push(w)
+	}
 }
 
 // Pull implements fabric.Feeder: the next data packet, round-robin over
@@ -222,6 +272,11 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 			n.burstQP, n.burstLeft = q, cfg.Burst
 		}
 		n.burstLeft--
+		if q.slot && (n.burstLeft == 0 || q.allSent()) {
+			n.burstQP = nil
+			n.endTurn(q)
+			return p
+		}
 		if q.CanSend() {
 			q.inActive = true
 			if n.burstLeft > 0 {
@@ -237,6 +292,13 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 	}
 	n.scheduleWake(now)
 	return nil
+}
+
+// allSent reports whether q has sent every packet posted to it (a
+// rewind may make it send some again).
+func (q *sendQP) allSent() bool {
+	_, nxt, end := q.PSNs()
+	return nxt >= end
 }
 
 // scheduleWake makes sure the NIC looks again when the earliest

@@ -269,3 +269,63 @@ func (k *kindCounter) Receive(p *fabric.Packet, in *fabric.Port) {
 	}
 	k.NIC.Receive(p, in)
 }
+
+// Send slots (Config.ActiveQPs): host 0 posts 8 packets to host 1 on QP a,
+// held at 100 Gb/s by its rate limiter (a packet may start 334.24 ns after
+// the one before), then 8 to host 2 on QP b at line rate (83.56 ns a
+// packet). a's first packet starts at 0, before b is posted. A packet's
+// last bit reaches its receiver 83.56 + 1000 + 83.56 + 1000 = 2167.12 ns
+// after it starts.
+//
+//   - No slots (and two slots, which serve both QPs at once): the NIC fills
+//     a's waits with b. b sends from 83.56 ns in the free packet times and
+//     a loses one to b whenever b was ahead in the round-robin, so b's last
+//     packet starts at 752.04 (delivered 2919.16) and a's at 0, 417.8,
+//     835.6 and then every 334.24, the last at 2506.8 (delivered 4673.92).
+//   - One slot, bursts of one packet: a keeps the slot (nobody waits for it
+//     yet) and idles in it until 334.24; from then on the slot alternates,
+//     a at k × 334.24 and b 83.56 ns after each, so the NIC runs at the
+//     paced QP's rate: a's last at 2339.68 (delivered 4506.8), b's last
+//     right after it at 2506.8 (delivered 4673.92).
+//   - One slot, bursts of 4: a sends 4 packets, at 0, 334.24, 668.48 and
+//     1002.72, b 4 back to back from 1086.28, a 4 from 1420.52 (its
+//     wait ended during b's turn) every 334.24, the last at 2423.24
+//     (delivered 4590.36), b its last 4 from 2506.8, the last at 2757.48
+//     (delivered 4924.6).
+func TestActiveQPsKeepARateLimitedQPsSlot(t *testing.T) {
+	cases := []struct {
+		slots, burst int
+		a, b         sim.Time // deliveries in picoseconds
+	}{
+		{0, 1, 4673920, 2919160},
+		{2, 1, 4673920, 2919160},
+		{1, 1, 4506800, 4673920},
+		{1, 4, 4590360, 4924600},
+	}
+	for _, c := range cases {
+		dq, _ := Preset("default")
+		dq.RateOnFirstCNP = 100 * units.Gbps
+		dq.IncreaseInterval = units.Second // no increase within the test
+		dq.ByteCounter = 0
+		cfg := nicConfig(dq)
+		cfg.ActiveQPs, cfg.Burst = c.slots, c.burst
+		r, tr := rig(t, 3, cfg)
+		a, b := tr.Connect(0, 1), tr.Connect(0, 2)
+		tr.Sender(a).ReactionPoint().OnCNP(0)
+		if got := tr.Sender(a).Rate(); got != 100*units.Gbps {
+			t.Fatalf("a's rate %v after its first CNP", got)
+		}
+		r.Expect(1, 8*4096)
+		r.Expect(2, 8*4096)
+		tr.Post(a, 1, 8*4096)
+		tr.Post(b, 2, 8*4096)
+		r.Run(-1)
+		wantA, wantB := c.a, c.b
+		if da, db := r.Delivered[1], r.Delivered[2]; da != wantA || db != wantB {
+			t.Errorf("%d slots, bursts of %d: a delivered at %v, b at %v; want %v and %v", c.slots, c.burst, da, db, wantA, wantB)
+		}
+		if n := tr.NICs[0]; n.slots != 0 || n.slotWait.Len() != 0 {
+			t.Errorf("%d slots, bursts of %d: %d slots held and %d QPs waiting at the end", c.slots, c.burst, n.slots, n.slotWait.Len())
+		}
+	}
+}
