@@ -60,3 +60,21 @@ func TestRunMarksFlowRows(t *testing.T) {
 		t.Errorf("homa on the flow engine: %v", err)
 	}
 }
+
+// The flow engine takes custom topologies too: on a small three-tier file
+// it agrees with the packet engine.
+func TestFlowEngineOnACustomTopology(t *testing.T) {
+	js := jobs(t, "topology: {kind: custom, file: ../topo/testdata/three-tier-small.csv, host_link: {rate: 100Gbps}}\n"+
+		"workload: {kind: alltoall, ranks: 16, sizes: {list: [4MiB]}}\n")
+	p, err := Run(context.Background(), With(js[0], Packet), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Run(context.Background(), With(js[0], Flow), nil)
+	if err != nil || f.Engine != Flow {
+		t.Fatal(err)
+	}
+	if d := f.CCTS/p.CCTS - 1; d > 0.05 || d < -0.05 {
+		t.Errorf("custom topology: flow CCT %v, packet %v", f.CCTS, p.CCTS)
+	}
+}

@@ -24,6 +24,10 @@ type Network struct {
 	// switch egress queue and how much of that the queue was paused by PFC
 	// (explain mode); nil costs nothing.
 	Observer Observer
+	// OnDeadlock, when set, hears the first PFC deadlock (deadlock.go): a
+	// cycle of egress queues each paused by the next, held for 100 µs.
+	OnDeadlock func(*Deadlock)
+	deadlock   *Deadlock
 
 	InjectedBytes, InjectedPackets   int64
 	DeliveredBytes, DeliveredPackets int64

@@ -232,6 +232,9 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 				if sw := pt.sw; sw != nil && sw.cfg.WatchdogDetect > 0 {
 					pt.net.Sched.At(now+sw.cfg.WatchdogDetect, pt, uint64(evWatchdog)|uint64(pr)<<8|uint64(pt.pauseSeq[pr])<<32)
 				}
+				if pt.sw != nil {
+					pt.net.watchCycle(pt, pr)
+				}
 			}
 		} else if pt.paused[pr] {
 			pt.paused[pr] = false

@@ -91,10 +91,12 @@ type Sim struct {
 	abandoned map[int32]bool
 	// outages are the links' failures and flaps (topology.failures).
 	outages []*linkFailure
-	dists   sizeDists // the messages workloads' size distributions, read once
-	start   []sim.Time
-	end     []sim.Time
-	done    int
+	// deadlock is the PFC deadlock that stopped the run (nil: none).
+	deadlock *fabric.Deadlock
+	dists    sizeDists // the messages workloads' size distributions, read once
+	start    []sim.Time
+	end      []sim.Time
+	done     int
 }
 
 // Build assembles the simulation of job without running it: every job of
@@ -157,6 +159,13 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 	}
 	for _, st := range spec.Topology.PFCStorms {
 		tp.Net.Storm(st.Host, uint8(spec.NIC.DataPriority), st.At, st.Until)
+	}
+	if spec.Switch.PFC.Enabled {
+		// A PFC deadlock stops the run, named (fabric/deadlock.go).
+		tp.Net.OnDeadlock = func(d *fabric.Deadlock) {
+			s.deadlock = d
+			s.Sched.Stop()
+		}
 	}
 	if s.routes, err = plan.Routes(job); err != nil {
 		return nil, err
@@ -277,6 +286,9 @@ func (m sizeDists) get(name, dir string) (*workload.SizeDist, error) {
 // transport gave up on them (Homa's abandonment) or it lost track of them,
 // a simulator bug, never the user's. Nil for any other run.
 func (s *Sim) stalled(ctx context.Context) error {
+	if d := s.deadlock; d != nil && !s.Done() {
+		return errors.New(d.String() + "; the run stopped there")
+	}
 	if s.Done() || ctx.Err() != nil || s.Sched.Pending() > 0 {
 		return nil
 	}
