@@ -76,11 +76,18 @@ func With(job scenario.Job, name string) scenario.Job {
 	return job
 }
 
-// supports is fluid.Supports, and no link that comes back up (the flow
-// engine models failures, not a link's return) nor PFC storm.
+// supports is fluid.Supports, and none of what the flow engine does not
+// model: a link that comes back up, a PFC storm or watchdog, NIC send
+// slots.
 func supports(job scenario.Job) (bool, string) {
 	if len(job.Spec.Topology.PFCStorms) > 0 {
 		return false, "a PFC storm is pause frames, which the flow engine does not model"
+	}
+	if job.Spec.Switch.PFC.Watchdog.Detect > 0 {
+		return false, "the PFC watchdog acts on paused queues, which the flow engine does not model"
+	}
+	if job.Spec.NIC.ActiveQPs > 0 {
+		return false, "nic.active_qps is NIC arbitration of packets, which the flow engine does not model"
 	}
 	for _, f := range job.Spec.Topology.Failures {
 		if f.Until > 0 {

@@ -118,5 +118,10 @@ func (n *Network) watchCycle(pt *Port, pr uint8) {
 	for _, p := range cyc {
 		c.seqs = append(c.seqs, p.pauseSeq[pr])
 	}
-	n.Sched.After(deadlockConfirm, c, 0)
+	// With a PFC watchdog the cycle may yet break: wait for it to act.
+	wait := sim.Time(deadlockConfirm)
+	if sw := pt.sw; sw != nil && sw.cfg.WatchdogDetect > 0 {
+		wait += sw.cfg.WatchdogDetect + sw.cfg.WatchdogRestore
+	}
+	n.Sched.After(wait, c, 0)
 }

@@ -15,9 +15,16 @@ func (n *Network) FailLink(pt *Port) {
 // what the switches send its way from now on (routes still avoid it until
 // they are recomputed).
 func (n *Network) RestoreLink(pt *Port) {
+	now := n.Sched.Now()
 	for _, p := range []*Port{pt, pt.Peer} {
 		if p.dead {
 			p.dead = false
+			// A pause the other end still holds applies again.
+			for pr := range p.Peer.pauseSent {
+				if p.Peer.pauseSent[pr] {
+					p.pause(now, uint8(pr))
+				}
+			}
 			p.Kick()
 		}
 	}
@@ -44,7 +51,12 @@ func (pt *Port) fail() {
 	for p := pt.pipe.pop(); p != nil; p = pt.pipe.pop() {
 		pt.lose(p)
 	}
+	now := pt.net.Sched.Now()
 	for pr := range pt.paused {
+		if pt.paused[pr] {
+			pt.pausedTotal[pr] += now - pt.pausedAt[pr]
+			pt.C.PFCPausedS += (now - pt.pausedAt[pr]).Seconds()
+		}
 		pt.paused[pr] = false
 	}
 }

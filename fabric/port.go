@@ -213,10 +213,10 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		pt.busy = false
 		pt.trySend(now)
 	case evArrive:
-		p := pt.pipe.pop()
-		if p == nil {
-			return // the link failed with this packet on it
+		if h := pt.pipe.head; h == nil || h.arrival != now {
+			return // the link failed with its packet on it (and maybe came back since)
 		}
+		p := pt.pipe.pop()
 		if h := pt.pipe.head; h != nil {
 			pt.net.Sched.At(h.arrival, pt, evArrive)
 		}
@@ -225,16 +225,8 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		pr := uint8(arg >> 8)
 		if arg&0x10 != 0 {
 			pt.C.PFCPausesRecv++
-			if !pt.paused[pr] && !pt.watchdogged[pr] {
-				pt.paused[pr] = true
-				pt.pausedAt[pr] = now
-				pt.pauseSeq[pr]++
-				if sw := pt.sw; sw != nil && sw.cfg.WatchdogDetect > 0 {
-					pt.net.Sched.At(now+sw.cfg.WatchdogDetect, pt, uint64(evWatchdog)|uint64(pr)<<8|uint64(pt.pauseSeq[pr])<<32)
-				}
-				if pt.sw != nil {
-					pt.net.watchCycle(pt, pr)
-				}
+			if !pt.watchdogged[pr] {
+				pt.pause(now, pr)
 			}
 		} else if pt.paused[pr] {
 			pt.paused[pr] = false
@@ -246,6 +238,23 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		}
 	case evWatchdog:
 		pt.watchdog(now, uint8(arg>>8), uint32(arg>>32), arg&0x10 != 0)
+	}
+}
+
+// pause holds priority pr of this egress port from now (nothing if it is
+// held already), with the watchdog and the deadlock search armed.
+func (pt *Port) pause(now sim.Time, pr uint8) {
+	if pt.paused[pr] {
+		return
+	}
+	pt.paused[pr] = true
+	pt.pausedAt[pr] = now
+	pt.pauseSeq[pr]++
+	if sw := pt.sw; sw != nil {
+		if sw.cfg.WatchdogDetect > 0 {
+			pt.net.Sched.At(now+sw.cfg.WatchdogDetect, pt, uint64(evWatchdog)|uint64(pr)<<8|uint64(pt.pauseSeq[pr])<<32)
+		}
+		pt.net.watchCycle(pt, pr)
 	}
 }
 
@@ -265,21 +274,29 @@ const stormRefresh = 10 * units.Microsecond
 // Storm makes host h pause priority prio of its switch's port toward it
 // from at until until, sending a pause frame every stormRefresh (a
 // storming NIC: the switch cannot send it anything on that priority),
-// then a resume.
+// then a resume. One event at a time is pending per storm.
 func (n *Network) Storm(h int, prio uint8, at, until sim.Time) {
-	hp := n.HostPorts[h]
-	sp := hp.Peer // the switch's port toward the host: the one paused
-	for t := at; t < until; t += stormRefresh {
-		n.Sched.At(t, sp, uint64(evPFC)|uint64(prio)<<8|0x10)
-		n.Sched.At(t, stormCount{hp}, 0)
-	}
-	n.Sched.At(until, sp, uint64(evPFC)|uint64(prio)<<8)
+	n.Sched.At(at, &storm{host: n.HostPorts[h], prio: prio, until: until}, 0)
 }
 
-// stormCount counts a storming host's pause frames as sent by its NIC.
-type stormCount struct{ pt *Port }
+// storm is one storming host's pause frames.
+type storm struct {
+	host  *Port
+	prio  uint8
+	until sim.Time
+}
 
-func (s stormCount) OnEvent(sim.Time, uint64) { s.pt.C.PFCPausesSent++ }
+func (s *storm) OnEvent(now sim.Time, _ uint64) {
+	sp := s.host.Peer // the switch's port toward the host: the one paused
+	if now >= s.until {
+		sp.OnEvent(now, uint64(evPFC)|uint64(s.prio)<<8)
+		return
+	}
+	s.host.C.PFCPausesSent++
+	sp.OnEvent(now, uint64(evPFC)|uint64(s.prio)<<8|0x10)
+	next := min(now+stormRefresh, s.until)
+	s.host.net.Sched.At(next, s, 0)
+}
 
 // watchdog acts on priority pr of this egress port: when the pause it was
 // set for (seq) still holds, the queue leaves PFC for the restore time
@@ -289,6 +306,11 @@ func (pt *Port) watchdog(now sim.Time, pr uint8, seq uint32, end bool) {
 	cfg := pt.sw.cfg
 	if end {
 		pt.watchdogged[pr] = false
+		// PFC is level-triggered: a pause the downstream still holds
+		// applies again, and is watched again.
+		if pt.Peer.pauseSent[pr] {
+			pt.pause(now, pr)
+		}
 		return
 	}
 	if !pt.paused[pr] || pt.pauseSeq[pr] != seq {

@@ -391,7 +391,8 @@ func (s *Sim) applyRoutes(skipDead bool) error {
 // are down from the start (routes avoid them), the others fail mid-run and
 // routes converge topology.convergence later; a link with an end comes
 // back up then, and routes converge back; a flapping link does it Count
-// times. Each outage after the start is a record of the run.
+// times. Each outage is a record of the run (one down from the start too,
+// down at 0).
 func (s *Sim) scheduleFailures() error {
 	fs, err := plan.Failures(s.Job.Spec, s.Topo)
 	if err != nil {

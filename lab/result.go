@@ -128,7 +128,7 @@ func balance(ports []*fabric.Port, now sim.Time) *metrics.Balance {
 	secs := now.Seconds()
 	for _, pt := range ports {
 		c := pt.Counters(now)
-		share := c.PFCPausedS / secs
+		share := min(c.PFCPausedS/secs, 1) // paused on several priorities at once counts once
 		b.PFCPausedShare += share
 		b.PFCPausedMax = max(b.PFCPausedMax, share)
 		tier := pt.Tier

@@ -29,8 +29,8 @@ func TestPFCStormAndWatchdog(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, err := Run(context.Background(), f.Jobs()[0], nil)
-		if err != nil || !r.Complete {
-			t.Fatalf("watchdog %q: complete %v err %v", watchdog, r.Complete, err)
+		if err != nil || !r.Complete || !r.Conservation.OK {
+			t.Fatalf("watchdog %q: complete %v err %v conservation %+v", watchdog, r.Complete, err, r.Conservation)
 		}
 		for _, fl := range r.Records {
 			switch {
