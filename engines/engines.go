@@ -78,13 +78,16 @@ func With(job scenario.Job, name string) scenario.Job {
 
 // supports is fluid.Supports, and none of what the flow engine does not
 // model: a link that comes back up, a PFC storm or watchdog, NIC send
-// slots.
+// slots; nor telemetry, which samples packets' ports.
 func supports(job scenario.Job) (bool, string) {
 	if len(job.Spec.Topology.PFCStorms) > 0 {
 		return false, "a PFC storm is pause frames, which the flow engine does not model"
 	}
 	if job.Spec.Switch.PFC.Watchdog.Detect > 0 {
 		return false, "the PFC watchdog acts on paused queues, which the flow engine does not model"
+	}
+	if job.Spec.Sim.Telemetry.Ports > 0 {
+		return false, "sim.telemetry samples the packet engine's ports"
 	}
 	if job.Spec.NIC.ActiveQPs > 0 {
 		return false, "nic.active_qps is NIC arbitration of packets, which the flow engine does not model"

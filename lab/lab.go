@@ -97,6 +97,10 @@ type Sim struct {
 	start    []sim.Time
 	end      []sim.Time
 	done     int
+
+	// tel samples the ports over time (sim.telemetry; nil when off, and
+	// for a job built alone).
+	tel *telemetry
 }
 
 // Build assembles the simulation of job without running it: every job of
@@ -138,6 +142,11 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{Job: job, Sched: sc, Topo: tp, dists: dists}
+	if sel == plan.Together {
+		if s.tel, err = newTelemetry(s); err != nil {
+			return nil, err
+		}
+	}
 	counts := make([]workload.Counts, plan.Jobs(job))
 	for k, i := range jobs {
 		counts[i] = est.Jobs[k].Counts
@@ -186,6 +195,9 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 		s.window = true
 		s.Sched.At(w.Duration/2, (*windowEnd)(s), 0)
 		s.Sched.At(w.Duration, (*windowEnd)(s), 1)
+	}
+	if s.tel != nil && !s.Done() {
+		s.tel.start()
 	}
 	return s, nil
 }

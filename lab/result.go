@@ -63,6 +63,7 @@ func (s *Sim) Trace() *measure.Trace {
 	if s.explain_ != nil {
 		f.Explain = (*explainMode)(s)
 	}
+	f.Telemetry = s.tel.result()
 	t.Fabric = f
 	return t
 }

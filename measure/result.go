@@ -52,6 +52,7 @@ func Result(p *plan.Plan, t *Trace) metrics.SizeResult {
 		r.Conservation = f.Conservation
 		r.Balance = f.Balance
 		r.Failures = f.Failures
+		r.Telemetry = f.Telemetry
 	}
 	return r
 }

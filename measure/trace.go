@@ -65,6 +65,9 @@ type Fabric struct {
 	Failures []metrics.LinkFailure
 	// Explain explains a part's slow flows (sim.explain); nil when off.
 	Explain Explainer
+	// Telemetry is the busiest ports over time (sim.telemetry); nil when
+	// off.
+	Telemetry *metrics.Telemetry
 }
 
 // Explainer explains why a part's slow flows were slow. slowdowns holds

@@ -175,6 +175,48 @@ type SizeResult struct {
 	// the run and per checkpoint interval.
 	Endpoints   *Endpoints   `json:"endpoints,omitempty"`
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	// Telemetry is the busiest ports over time (sim.telemetry); nil when
+	// off.
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
+}
+
+// Telemetry is what sim.telemetry sampled: every port of the fabric every
+// IntervalS, of which the busiest (by bytes sent over the run) are kept.
+// Sample k of a series is the port at time (k+1)·IntervalS: the bytes
+// queued then and whether the data priority was paused then, and what
+// happened in the interval ending then. Every series has Samples entries;
+// sampling stops with the run, so the run's last partial interval is not
+// sampled.
+type Telemetry struct {
+	IntervalS float64 `json:"interval_s"`
+	Samples   int     `json:"samples"`
+	// Ports are the kept ports, busiest first.
+	Ports []PortSeries `json:"ports"`
+}
+
+// PortSeries is one port's samples (see Telemetry): an egress port of
+// switch Node toward Peer, or host Node's NIC port (Tier "host").
+type PortSeries struct {
+	Node string `json:"node"`
+	Peer string `json:"peer"`
+	Tier string `json:"tier"`
+	// RateGbps is the port's line rate; TxBytes the wire bytes it sent over
+	// the whole run (what it was ranked by).
+	RateGbps float64 `json:"rate_gbps"`
+	TxBytes  int64   `json:"tx_bytes"`
+	// QueueBytes is the bytes queued for the port (all priorities).
+	QueueBytes []int64 `json:"queue_bytes"`
+	// UtilPct is the bytes sent in the interval over what the line rate
+	// sends in one, in % (a frame counts when it starts; what would pass
+	// 100% moves to the next interval).
+	UtilPct []float64 `json:"util_pct"`
+	// Paused is 1 when the data priority was paused by the peer's PFC.
+	Paused []int8 `json:"paused"`
+	// PauseFrames, ECNMarks and Drops count the interval's pause frames
+	// received, packets marked and the port's drops (its counters').
+	PauseFrames []int64 `json:"pause_frames"`
+	ECNMarks    []int64 `json:"ecn_marks"`
+	Drops       []int64 `json:"drops"`
 }
 
 // Endpoints summarizes an any-to-any run per endpoint pair (client →

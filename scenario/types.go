@@ -473,6 +473,51 @@ type SimOpts struct {
 	// jobs of at least FlowAbove that it can express, else packet).
 	Engine    string     `yaml:"engine" json:"engine,omitempty"`
 	FlowAbove units.Size `yaml:"flow_above" json:"flow_above,omitempty"`
+	// Telemetry samples every port of the fabric over time and keeps the
+	// busiest ports' series in the row (packet engine; Ports 0 = off).
+	Telemetry Telemetry `yaml:"telemetry" json:"telemetry,omitempty"`
+}
+
+// Telemetry samples, every Interval, every switch egress port and host NIC
+// port: the bytes queued, the bytes sent (utilization), whether the data
+// priority is paused, and the pause frames received, ECN marks and drops
+// since the last sample. Every port is recorded; at the end of the run the
+// Ports busiest by bytes sent are kept. Ports 0 = off (nothing is
+// scheduled). Interval 0 = DefaultTelemetryInterval.
+type Telemetry struct {
+	Interval units.Duration `yaml:"interval" json:"interval,omitempty"`
+	Ports    int            `yaml:"ports" json:"ports,omitempty"`
+}
+
+// DefaultTelemetryInterval is sim.telemetry.interval when not given.
+const DefaultTelemetryInterval = 10 * units.Microsecond
+
+// MaxTelemetryPorts is the most ports sim.telemetry.ports keeps.
+const MaxTelemetryPorts = 64
+
+// MaxTelemetrySamples bounds the telemetry's memory: every port sampled
+// every interval until sim.time_limit is at most this many port-samples
+// (about 29 bytes each).
+const MaxTelemetrySamples = 1_000_000
+
+// On reports whether telemetry is recorded.
+func (t Telemetry) On() bool { return t.Ports > 0 }
+
+// Every is the sampling interval (the default when not given).
+func (t Telemetry) Every() units.Duration {
+	if t.Interval > 0 {
+		return t.Interval
+	}
+	return DefaultTelemetryInterval
+}
+
+// Samples is how many samples a run of up to limit takes: one at the end
+// of every whole interval.
+func (t Telemetry) Samples(limit units.Duration) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	return int64(limit / t.Every())
 }
 
 // Job is one simulation to run: a variant at one data size.

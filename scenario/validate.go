@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -164,6 +165,7 @@ func (c *checker) check(s *Scenario) error {
 	c.need(s.Sim.ExplainSlowdown >= 1 && s.Sim.ExplainSlowdown <= 1e6, "sim.explain_slowdown", "must be between 1 and 1e6, got %v", s.Sim.ExplainSlowdown)
 	c.need(oneOf(s.Sim.Engine, []string{"packet", "flow", "auto"}), "sim.engine", "unknown %q; use packet, flow (the flow-level engine) or auto (flow for jobs of at least sim.flow_above it can express)", s.Sim.Engine)
 	c.need(s.Sim.FlowAbove >= 0, "sim.flow_above", "must not be negative, got %v", s.Sim.FlowAbove)
+	c.telemetry(s.Sim)
 	if c.err == nil {
 		c.fabric(s)
 	}
@@ -947,9 +949,22 @@ func TopoSpec(spec *Scenario) topo.Spec {
 	return s
 }
 
+// telemetry checks sim.telemetry's own keys (the bound on port-samples
+// needs the fabric's ports: see fabric).
+func (c *checker) telemetry(o SimOpts) {
+	t := o.Telemetry
+	c.need(t.Ports >= 0 && t.Ports <= MaxTelemetryPorts, "sim.telemetry.ports", "must be between 0 (off) and %d (the busiest ports kept), got %d", MaxTelemetryPorts, t.Ports)
+	c.need(t.Interval == 0 || t.Interval >= units.Microsecond, "sim.telemetry.interval", "must be at least 1us, got %v", t.Interval)
+	c.need(!t.On() || o.Engine != "flow", "sim.telemetry", "samples the packet engine's queues and ports; sim.engine flow has none (use sim.engine packet)")
+}
+
 // fabricIssue is a problem of a fabric, found once for every variant that
-// builds the same one: the key to blame and the message.
-type fabricIssue struct{ key, msg string }
+// builds the same one: the key to blame and the message. Ports is how many
+// ports it has (0 when it was not built).
+type fabricIssue struct {
+	key, msg string
+	ports    int
+}
 
 // fabric resolves against the topology what run resolves when it builds a
 // job, so that a scenario that validates runs: the route tables fit
@@ -969,7 +984,7 @@ func (c *checker) fabric(s *Scenario) {
 			return
 		}
 	}
-	if !s.Switch.PFC.Enabled && len(s.Topology.Failures) == 0 && s.Switch.RoutesFile == "" {
+	if !s.Switch.PFC.Enabled && len(s.Topology.Failures) == 0 && s.Switch.RoutesFile == "" && !s.Sim.Telemetry.On() {
 		return // nothing to resolve
 	}
 	var routes []topo.Route
@@ -999,6 +1014,10 @@ func (c *checker) fabric(s *Scenario) {
 	}
 	if issue.key != "" {
 		c.fail(issue.key, "%s", issue.msg)
+		return
+	}
+	if err := CheckTelemetry(s.Sim, issue.ports); err != nil {
+		c.fail("sim.telemetry", "%s", strings.TrimPrefix(err.Error(), "sim.telemetry "))
 	}
 }
 
@@ -1007,21 +1026,21 @@ func (c *checker) fabric(s *Scenario) {
 func checkFabric(s *Scenario, ts topo.Spec, routes []topo.Route) fabricIssue {
 	tp, err := topo.Wire(s.Seed, ts)
 	if err != nil {
-		return fabricIssue{"topology", err.Error()}
+		return fabricIssue{key: "topology", msg: err.Error()}
 	}
 	if err := tp.Net.CheckBuffers(); err != nil {
-		return fabricIssue{"switch.buffer", err.Error()}
+		return fabricIssue{key: "switch.buffer", msg: err.Error()}
 	}
 	for i, f := range s.Topology.Failures {
 		k := fmt.Sprintf("topology.failures[%d]", i)
 		for _, end := range []struct{ key, name string }{{".from", f.From}, {".to", f.To}} {
 			if !tp.HasNode(end.name) {
-				return fabricIssue{k + end.key, fmt.Sprintf("there is no switch %q in the topology (its switches: %s)", end.name, tp.SwitchNames())}
+				return fabricIssue{key: k + end.key, msg: fmt.Sprintf("there is no switch %q in the topology (its switches: %s)", end.name, tp.SwitchNames())}
 			}
 		}
 		pt, err := tp.SwitchLink(f.From, f.To)
 		if err != nil {
-			return fabricIssue{k, err.Error()}
+			return fabricIssue{key: k, msg: err.Error()}
 		}
 		if f.At == 0 {
 			tp.Net.FailLink(pt) // routed around from the start
@@ -1030,10 +1049,10 @@ func checkFabric(s *Scenario, ts topo.Spec, routes []topo.Route) fabricIssue {
 	if len(routes) > 0 {
 		topo.ComputeRoutes(tp)
 		if err := topo.ApplyRoutes(tp, s.Switch.RoutesFile, routes, false); err != nil {
-			return fabricIssue{"switch.routes_file", err.Error()}
+			return fabricIssue{key: "switch.routes_file", msg: err.Error()}
 		}
 	}
-	return fabricIssue{}
+	return fabricIssue{ports: len(tp.Net.Ports)}
 }
 
 // idealTime is the least time job workload w can take at data size size on
@@ -1128,4 +1147,37 @@ func timeLimitNotes(s *Scenario) []string {
 		}
 	}
 	return out
+}
+
+// CheckTelemetry refuses telemetry that would sample ports ports of the
+// fabric more than MaxTelemetrySamples times in all before the time limit,
+// saying which keys to change.
+func CheckTelemetry(o SimOpts, ports int) error {
+	t := o.Telemetry
+	if !t.On() {
+		return nil
+	}
+	n := t.Samples(o.TimeLimit)
+	if ports <= 0 || n <= int64(MaxTelemetrySamples/ports) {
+		return nil
+	}
+	most := int64(MaxTelemetrySamples / ports) // samples that fit
+	// The least interval that fits, rounded up to two significant digits.
+	iv := int64(o.TimeLimit)/max(most, 1) + 1
+	p := int64(1)
+	for iv/p >= 100 {
+		p *= 10
+	}
+	iv = (iv + p - 1) / p * p
+	return fmt.Errorf("sim.telemetry samples the fabric's %d ports every %v until sim.time_limit %v: up to %s port-samples, more than the %s it holds; raise sim.telemetry.interval to at least %v or lower sim.time_limit to at most %v",
+		ports, t.Every(), o.TimeLimit, groupDigits(n*int64(ports)), groupDigits(MaxTelemetrySamples), units.Duration(iv), units.Duration(most*int64(t.Every())))
+}
+
+// groupDigits writes n with thousands separators.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
