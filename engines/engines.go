@@ -86,7 +86,7 @@ func supports(job scenario.Job) (bool, string) {
 	if job.Spec.Switch.PFC.Watchdog.Detect > 0 {
 		return false, "the PFC watchdog acts on paused queues, which the flow engine does not model"
 	}
-	if job.Spec.Sim.Telemetry.Ports > 0 {
+	if job.Spec.Sim.Telemetry.On() {
 		return false, "sim.telemetry samples the packet engine's ports"
 	}
 	if job.Spec.NIC.ActiveQPs > 0 {

@@ -105,11 +105,68 @@ func (c *deadlockCheck) OnEvent(now sim.Time, _ uint64) {
 }
 
 // watchCycle is called when egress port pt is paused on pr: a cycle of
-// pauses through it is checked again deadlockConfirm later.
+// pauses through it is checked again deadlockConfirm later. The sweep is
+// armed too: a cycle can also close later without a new pause, when a
+// packet from the next switch enters a queue that was paused already.
 func (n *Network) watchCycle(pt *Port, pr uint8) {
 	if n.OnDeadlock == nil || n.deadlock != nil {
 		return
 	}
+	n.armSweep()
+	if searchAtPause {
+		n.checkCycle(pt, pr)
+	}
+}
+
+// searchAtPause is off only in a test that leaves detection to the sweep.
+var searchAtPause = true
+
+// armSweep schedules the next sweep unless one is pending.
+func (n *Network) armSweep() {
+	if n.sweep.armed {
+		return
+	}
+	n.sweep = deadlockSweep{n: n, armed: true}
+	n.Sched.After(deadlockConfirm, &n.sweep, 0)
+}
+
+// deadlockSweep searches, every deadlockConfirm while any switch queue is
+// paused, from every paused queue: the cycles no pause event revealed.
+// It costs a pass over the ports per deadlockConfirm of paused time, and
+// nothing while nothing is paused.
+type deadlockSweep struct {
+	n     *Network
+	armed bool
+}
+
+func (w *deadlockSweep) OnEvent(sim.Time, uint64) {
+	w.armed = false
+	n := w.n
+	if n.deadlock != nil || n.OnDeadlock == nil {
+		return
+	}
+	paused := false
+	for _, pt := range n.Ports {
+		if pt.sw == nil {
+			continue
+		}
+		for pr := range pt.paused {
+			if pt.paused[pr] {
+				paused = true
+				if pt.qbytes[pr] > 0 {
+					n.checkCycle(pt, uint8(pr))
+				}
+			}
+		}
+	}
+	if paused {
+		n.armSweep()
+	}
+}
+
+// checkCycle looks for a cycle of pauses through pt on pr and, when there
+// is one, checks it again deadlockConfirm later.
+func (n *Network) checkCycle(pt *Port, pr uint8) {
 	cyc := n.cycleFrom(pt, pr)
 	if cyc == nil {
 		return

@@ -28,6 +28,7 @@ type Network struct {
 	// cycle of egress queues each paused by the next, held for 100 µs.
 	OnDeadlock func(*Deadlock)
 	deadlock   *Deadlock
+	sweep      deadlockSweep
 
 	InjectedBytes, InjectedPackets   int64
 	DeliveredBytes, DeliveredPackets int64

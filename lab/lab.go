@@ -9,6 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 
 	"fabriclab/engine"
 	"fabriclab/fabric"
@@ -46,8 +49,80 @@ func (Engine) Run(ctx context.Context, p *plan.Plan, progress engine.Progress) (
 		return nil, errors.New("lab: the plan was not made by the packet engine")
 	}
 	s := l.sim
+	if n := s.Job.Spec.Sim.Telemetry.Flows.Top; n > 0 && s.tel != nil {
+		// The slowest flows are known only after the run: run it first
+		// without telemetry, then again following them (the same job and
+		// seed: the same run, which is checked).
+		first, err := buildWith(s.Job, plan.Together, buildOpts{noTelemetry: true})
+		if err != nil {
+			return nil, err
+		}
+		half := progress
+		if progress != nil {
+			half = func(f float64) { progress(f / 2) }
+			defer progress(1)
+		}
+		first.Run(ctx, half)
+		if err := first.stalled(ctx); err != nil || ctx.Err() != nil {
+			return first.Trace(), err
+		}
+		ids := first.slowest(n)
+		if s, err = buildWith(s.Job, plan.Together, buildOpts{flows: ids}); err != nil {
+			return nil, err
+		}
+		l.sim = s
+		if progress != nil {
+			half = func(f float64) { progress(0.5 + f/2) }
+		}
+		s.Run(ctx, half)
+		if ctx.Err() == nil && !slices.Equal(first.end, s.end) {
+			return s.Trace(), errors.New("sim.telemetry.flows: the second run, which followed the slowest flows, did not repeat the first (a bug: please report it with the scenario)")
+		}
+		return s.Trace(), s.stalled(ctx)
+	}
 	s.Run(ctx, progress)
 	return s.Trace(), s.stalled(ctx)
+}
+
+// slowest is the n slowest measured flows of a finished run by slowdown
+// (flows that never finished first, earliest start first), ties to the
+// lower ID.
+func (s *Sim) slowest(n int) []int32 {
+	type cand struct {
+		id   int32
+		slow float64
+	}
+	var cs []cand
+	b := s.bounds()
+	for _, pt := range s.Plan.Parts {
+		for i := pt.Lo; i < pt.Hi; i++ {
+			m := &s.DAG.Msgs[i]
+			st, en := s.start[i], s.end[i]
+			if m.Marker || st < 0 || pt.DAG.Iteration != nil && pt.DAG.Iteration[i-pt.Lo] < 0 {
+				continue // bookkeeping, not started, or a warmup iteration
+			}
+			slow := math.Inf(1)
+			if en >= 0 {
+				slow = float64(en-st) / float64(max(b.AloneFCT(m.Src, m.Dst, m.Bytes), 1))
+			}
+			cs = append(cs, cand{i, slow})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, c := cs[i], cs[j]
+		if a.slow != c.slow {
+			return a.slow > c.slow
+		}
+		if math.IsInf(a.slow, 1) {
+			return s.start[a.id] < s.start[c.id]
+		}
+		return false
+	})
+	ids := make([]int32, 0, min(n, len(cs)))
+	for _, c := range cs[:min(n, len(cs))] {
+		ids = append(ids, c.id)
+	}
+	return ids
 }
 
 // layout is the packet engine's plan.Layout: the simulated topology, and
@@ -115,6 +190,18 @@ func BuildAlone(job scenario.Job, i int) (*Sim, error) { return build(job, plan.
 func Jobs(job scenario.Job) int { return plan.Jobs(job) }
 
 func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
+	return buildWith(job, sel, buildOpts{})
+}
+
+// buildOpts are what a second run of the same job changes: the flows
+// telemetry follows (the slowest of the first run), or no telemetry at
+// all (the first run of "top N" flows, which only ranks them).
+type buildOpts struct {
+	flows       []int32
+	noTelemetry bool
+}
+
+func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) {
 	spec := job.Spec
 	if spec == nil {
 		return nil, fmt.Errorf("job %s/%s has no scenario", job.Scenario, job.Variant)
@@ -142,7 +229,7 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{Job: job, Sched: sc, Topo: tp, dists: dists}
-	if sel == plan.Together {
+	if sel == plan.Together && !o.noTelemetry {
 		if s.tel, err = newTelemetry(s); err != nil {
 			return nil, err
 		}
@@ -159,6 +246,20 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 	s.Plan, s.DAG = p, p.DAG
 	if s.tr, err = newTransport(s, tp.Net, s.delivered); err != nil {
 		return nil, err
+	}
+	if s.tel != nil {
+		if err := s.tel.bind(); err != nil {
+			return nil, err
+		}
+		ids := o.flows
+		if ids == nil {
+			ids = flowIDs(spec.Sim.Telemetry)
+		}
+		if len(ids) > 0 {
+			if err := s.tel.follow(ids); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for h, id := range tp.ScaleUpEndpoint {
 		s.tr.setName(id, fmt.Sprintf("host%d-scaleup", h))

@@ -39,7 +39,7 @@ func telemetryCases(t *testing.T) map[string]scenario.Job {
 // withTelemetry is job with sim.telemetry on at interval, keeping ports.
 func withTelemetry(j scenario.Job, interval units.Duration, ports int) scenario.Job {
 	s := *j.Spec
-	s.Sim.Telemetry = scenario.Telemetry{Interval: interval, Ports: ports}
+	s.Sim.Telemetry = scenario.Telemetry{Interval: interval, Ports: scenario.Pick{Top: ports}}
 	j.Spec = &s
 	return j
 }
@@ -196,8 +196,7 @@ func TestTelemetryChangesNothing(t *testing.T) {
 	}
 }
 
-// sim.telemetry is validated: its own keys, and the port-samples it may
-// take before sim.time_limit, naming the keys to change.
+// sim.telemetry is validated: its own keys and the forms of its picks.
 func TestTelemetryValidation(t *testing.T) {
 	base := `name: t
 topology: {kind: fat-tree, k: 4, host_link: {rate: 100Gbps, delay: 1us}, fabric_link: {rate: 100Gbps, delay: 1us}}
@@ -208,10 +207,17 @@ workload: {kind: permutation, sizes: {list: [64KiB]}}
 		{"{telemetry: {ports: 8, interval: 500ns}}", "sim.telemetry.interval: must be at least 1us"},
 		{"{telemetry: {interval: 1us}}", ""}, // ports 0: off, whatever the interval (a sweep may turn it off)
 		{"{engine: flow, telemetry: {ports: 8}}", "sim.telemetry: samples the packet engine's"},
-		// k=4: 16 hosts, 48 links, 96 ports; 1 s / 10 µs = 100,000 samples.
-		{"{telemetry: {ports: 8}}", "samples the fabric's 96 ports every 10us until sim.time_limit 1s: up to 9,600,000 port-samples, more than the 1,000,000 it holds; raise sim.telemetry.interval to at least 97us or lower sim.time_limit to at most 104.16ms"},
-		{"{telemetry: {ports: 8}, time_limit: 104ms}", ""},
-		{"{telemetry: {ports: 8, interval: 97us}}", ""},
+		// A long run is decimated, never refused.
+		{"{telemetry: {ports: 8}}", ""},
+		{"{telemetry: {ports: top 8}}", ""},
+		{"{telemetry: {ports: [leaf0->spine1, host3->leaf1]}}", ""},
+		{"{telemetry: {ports: [leaf0]}}", "sim.telemetry.ports[0]: needs a port as node->peer"},
+		{"{telemetry: {ports: top eight}}", `sim.telemetry.ports: needs a number, "top N" or a list`},
+		{"{telemetry: {ports: -1}}", "sim.telemetry.ports: must be between 0 (off) and 64"},
+		{"{telemetry: {flows: 65}}", "sim.telemetry.flows: must be between 0 (none) and 64"},
+		{"{telemetry: {flows: [3, x]}}", `sim.telemetry.flows[1]: needs a flow ID (a whole number, the id of run --flows' records), got "x"`},
+		{"{telemetry: {flows: top 4, what: [queue, rate]}}", ""},
+		{"{telemetry: {ports: 4, what: [depth]}}", `sim.telemetry.what[0]: must be one of queue, util, pause, ecn, drops, rate, delivered, got "depth"`},
 	} {
 		_, err := scenario.Parse("t.yaml", []byte(base+"sim: "+c.sim+"\n"))
 		switch {

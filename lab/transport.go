@@ -24,6 +24,12 @@ type hostTransport interface {
 	counters() metrics.Counters
 	deliveredPayload() int64
 	setName(h int, name string)
+	// watchFlows follows messages msgs (sim.telemetry.flows; called before
+	// any is posted) and names the metric flowState returns with a
+	// message's payload delivered in order (flowprobe.go); ok is false
+	// before the message is posted.
+	watchFlows(msgs []int32) (metric string)
+	flowState(msg int32) (value float64, delivered int64, ok bool)
 }
 
 // transports are the packet engine's transports by scenario kind: how one
@@ -74,7 +80,8 @@ func newRoCELayer(s *Sim, net *fabric.Network, delivered func(msg int32, now sim
 	})
 	t.OnDelivered = delivered
 	s.RoCE = t
-	return &connLayer[roce.QP]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload}, nil
+	return &connLayer[roce.QP]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload,
+		probe: roceProbe(t, int64(spec.NIC.MTU))}, nil
 }
 
 // connTransport is a transport with connections (RoCE's queue pairs, TCP's
@@ -93,6 +100,8 @@ type connLayer[C any] struct {
 	conns     []C
 	nic       func(h int) metrics.Counters // a host's transport counters
 	delivered *int64                       // the transport's delivered payload
+	probe     connProbe[C]                 // per-flow telemetry
+	watched   map[int32]*flowWatch         // the messages it follows (nil: none)
 }
 
 func (l *connLayer[C]) connect(conn int32, src, dst int) {
@@ -103,6 +112,9 @@ func (l *connLayer[C]) connect(conn int32, src, dst int) {
 }
 
 func (l *connLayer[C]) post(conn, msg int32, _, _ int, bytes int64) {
+	if l.watched != nil {
+		l.follow(conn, msg, bytes)
+	}
 	l.t.Post(l.conns[conn], msg, bytes)
 }
 

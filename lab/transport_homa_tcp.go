@@ -105,11 +105,19 @@ func homaCDF(d *workload.SizeDist) []homa.CDFPoint {
 }
 
 // homaLayer: Homa has no connections; every message is its own RPC.
-type homaLayer struct{ t *homa.Transport }
+type homaLayer struct {
+	t       *homa.Transport
+	watched map[int32][2]int // followed messages' hosts (flowprobe.go)
+}
 
 func (l *homaLayer) connect(int32, int, int) {}
 
-func (l *homaLayer) post(_, msg int32, src, dst int, bytes int64) { l.t.Send(src, dst, msg, bytes) }
+func (l *homaLayer) post(_, msg int32, src, dst int, bytes int64) {
+	if _, ok := l.watched[msg]; ok {
+		l.watched[msg] = [2]int{src, dst}
+	}
+	l.t.Send(src, dst, msg, bytes)
+}
 
 func (l *homaLayer) tuple(_, msg int32, src, dst int) (s, d, sqp, dqp int32) {
 	return l.t.Tuple(src, dst, msg)
@@ -157,5 +165,6 @@ func newTCPLayer(s *Sim, net *fabric.Network, delivered func(int32, sim.Time)) (
 		ControlWire: int32(spec.NIC.ControlWire),
 	})
 	t.OnDelivered = delivered
-	return &connLayer[tcp.Conn]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload}, nil
+	return &connLayer[tcp.Conn]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload,
+		probe: tcpProbe(t)}, nil
 }

@@ -190,8 +190,34 @@ type SizeResult struct {
 type Telemetry struct {
 	IntervalS float64 `json:"interval_s"`
 	Samples   int     `json:"samples"`
+	// Decimated is how many times the samples were merged pairwise to stay
+	// within the bound on samples (each doubles IntervalS; 0 = as asked).
+	Decimated int `json:"decimated,omitempty"`
 	// Ports are the kept ports, busiest first.
 	Ports []PortSeries `json:"ports"`
+	// Flows are the chosen flows' series (sim.telemetry.flows): the
+	// slowest first, or in the order asked.
+	Flows []FlowSeries `json:"flows,omitempty"`
+}
+
+// FlowSeries is one flow's samples on the telemetry's clock (sample k at
+// (k+1)·IntervalS): from sample First, while the flow was in progress.
+type FlowSeries struct {
+	ID       int     `json:"id"` // the flow record's ID
+	Src      string  `json:"src"`
+	Dst      string  `json:"dst"`
+	Bytes    int64   `json:"bytes"`
+	FCTS     float64 `json:"fct_s"`
+	Slowdown float64 `json:"slowdown"`
+	First    int     `json:"first"`
+	// Metric names Value's quantity: "rate_gbps" (RoCE: DCQCN's current
+	// rate of the flow's queue pair), "cwnd_bytes" (TCP and DCTCP: the
+	// connection's congestion window) or "granted_bytes" (Homa: the bytes
+	// the receiver has granted the message).
+	Metric string    `json:"metric"`
+	Value  []float64 `json:"value"`
+	// Delivered is the flow's payload delivered to the receiver by then.
+	Delivered []int64 `json:"delivered_bytes"`
 }
 
 // PortSeries is one port's samples (see Telemetry): an egress port of

@@ -4,6 +4,8 @@
 package scenario
 
 import (
+	"slices"
+
 	"fabriclab/units"
 	"fabriclab/workload"
 )
@@ -482,26 +484,43 @@ type SimOpts struct {
 // port: the bytes queued, the bytes sent (utilization), whether the data
 // priority is paused, and the pause frames received, ECN marks and drops
 // since the last sample. Every port is recorded; at the end of the run the
-// Ports busiest by bytes sent are kept. Ports 0 = off (nothing is
-// scheduled). Interval 0 = DefaultTelemetryInterval.
+// Ports busiest by bytes sent (or the ports named) are kept. Flows picks
+// flows whose sending rate and delivered bytes are sampled too: the ones
+// named by ID, or the Top slowest, which takes a second, identical run
+// (the first finds them). What, when given, keeps only those quantities.
+// Nothing picked = off (nothing is scheduled). Interval 0 =
+// DefaultTelemetryInterval.
 type Telemetry struct {
 	Interval units.Duration `yaml:"interval" json:"interval,omitempty"`
-	Ports    int            `yaml:"ports" json:"ports,omitempty"`
+	Ports    Pick           `yaml:"ports" json:"ports,omitzero"`
+	Flows    Pick           `yaml:"flows" json:"flows,omitzero"`
+	What     []string       `yaml:"what" json:"what,omitempty"`
 }
+
+// TelemetryQuantities are the names sim.telemetry.what takes.
+var TelemetryQuantities = []string{"queue", "util", "pause", "ecn", "drops", "rate", "delivered"}
 
 // DefaultTelemetryInterval is sim.telemetry.interval when not given.
 const DefaultTelemetryInterval = 10 * units.Microsecond
 
-// MaxTelemetryPorts is the most ports sim.telemetry.ports keeps.
-const MaxTelemetryPorts = 64
+// MaxTelemetryPorts is the most ports sim.telemetry.ports keeps, and
+// MaxTelemetryFlows the most flows sim.telemetry.flows samples.
+const (
+	MaxTelemetryPorts = 64
+	MaxTelemetryFlows = 64
+)
 
 // MaxTelemetrySamples bounds the telemetry's memory: every port sampled
-// every interval until sim.time_limit is at most this many port-samples
-// (about 29 bytes each).
+// every interval is at most this many port-samples (about 29 bytes each);
+// a longer run merges its samples pairwise, doubling the interval, as
+// often as it needs to.
 const MaxTelemetrySamples = 1_000_000
 
 // On reports whether telemetry is recorded.
-func (t Telemetry) On() bool { return t.Ports > 0 }
+func (t Telemetry) On() bool { return !t.Ports.IsZero() || !t.Flows.IsZero() }
+
+// Records reports whether quantity q (one of TelemetryQuantities) is kept.
+func (t Telemetry) Records(q string) bool { return len(t.What) == 0 || slices.Contains(t.What, q) }
 
 // Every is the sampling interval (the default when not given).
 func (t Telemetry) Every() units.Duration {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -953,7 +954,21 @@ func TopoSpec(spec *Scenario) topo.Spec {
 // needs the fabric's ports: see fabric).
 func (c *checker) telemetry(o SimOpts) {
 	t := o.Telemetry
-	c.need(t.Ports >= 0 && t.Ports <= MaxTelemetryPorts, "sim.telemetry.ports", "must be between 0 (off) and %d (the busiest ports kept), got %d", MaxTelemetryPorts, t.Ports)
+	c.need(t.Ports.Top >= 0 && t.Ports.Top <= MaxTelemetryPorts, "sim.telemetry.ports", "must be between 0 (off) and %d (the busiest ports kept), got %d", MaxTelemetryPorts, t.Ports.Top)
+	c.need(len(t.Ports.List) <= MaxTelemetryPorts, "sim.telemetry.ports", "lists %d ports, at most %d", len(t.Ports.List), MaxTelemetryPorts)
+	for i, name := range t.Ports.List {
+		_, _, ok := PortPair(name)
+		c.need(ok, fmt.Sprintf("sim.telemetry.ports[%d]", i), "needs a port as node->peer (an egress port of switch node toward peer, or host node's NIC), got %q", name)
+	}
+	c.need(t.Flows.Top >= 0 && t.Flows.Top <= MaxTelemetryFlows, "sim.telemetry.flows", "must be between 0 (none) and %d (the slowest flows sampled), got %d", MaxTelemetryFlows, t.Flows.Top)
+	c.need(len(t.Flows.List) <= MaxTelemetryFlows, "sim.telemetry.flows", "lists %d flows, at most %d", len(t.Flows.List), MaxTelemetryFlows)
+	for i, id := range t.Flows.List {
+		n, err := strconv.Atoi(id)
+		c.need(err == nil && n >= 0, fmt.Sprintf("sim.telemetry.flows[%d]", i), "needs a flow ID (a whole number, the id of run --flows' records), got %q", id)
+	}
+	for i, q := range t.What {
+		c.need(slices.Contains(TelemetryQuantities, q), fmt.Sprintf("sim.telemetry.what[%d]", i), "must be one of %s, got %q", strings.Join(TelemetryQuantities, ", "), q)
+	}
 	c.need(t.Interval == 0 || t.Interval >= units.Microsecond, "sim.telemetry.interval", "must be at least 1us, got %v", t.Interval)
 	c.need(!t.On() || o.Engine != "flow", "sim.telemetry", "samples the packet engine's queues and ports; sim.engine flow has none (use sim.engine packet)")
 }
@@ -1149,28 +1164,15 @@ func timeLimitNotes(s *Scenario) []string {
 	return out
 }
 
-// CheckTelemetry refuses telemetry that would sample ports ports of the
-// fabric more than MaxTelemetrySamples times in all before the time limit,
-// saying which keys to change.
+// CheckTelemetry refuses telemetry on a fabric of ports ports too large
+// to keep two samples of every port within MaxTelemetrySamples (a longer
+// run merges samples, so the time limit does not matter).
 func CheckTelemetry(o SimOpts, ports int) error {
-	t := o.Telemetry
-	if !t.On() {
+	if !o.Telemetry.On() || ports <= MaxTelemetrySamples/2 {
 		return nil
 	}
-	n := t.Samples(o.TimeLimit)
-	if ports <= 0 || n <= int64(MaxTelemetrySamples/ports) {
-		return nil
-	}
-	most := int64(MaxTelemetrySamples / ports) // samples that fit
-	// The least interval that fits, rounded up to two significant digits.
-	iv := int64(o.TimeLimit)/max(most, 1) + 1
-	p := int64(1)
-	for iv/p >= 100 {
-		p *= 10
-	}
-	iv = (iv + p - 1) / p * p
-	return fmt.Errorf("sim.telemetry samples the fabric's %d ports every %v until sim.time_limit %v: up to %s port-samples, more than the %s it holds; raise sim.telemetry.interval to at least %v or lower sim.time_limit to at most %v",
-		ports, t.Every(), o.TimeLimit, groupDigits(n*int64(ports)), groupDigits(MaxTelemetrySamples), units.Duration(iv), units.Duration(most*int64(t.Every())))
+	return fmt.Errorf("sim.telemetry samples every port of the fabric, and its %s ports are more than the %s it can follow; turn sim.telemetry off for a fabric this large",
+		groupDigits(int64(ports)), groupDigits(MaxTelemetrySamples/2))
 }
 
 // groupDigits writes n with thousands separators.

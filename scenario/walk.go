@@ -29,6 +29,7 @@ var (
 	rateType     = reflect.TypeFor[units.Rate]()
 	sizeType     = reflect.TypeFor[units.Size]()
 	durationType = reflect.TypeFor[units.Duration]()
+	pickType     = reflect.TypeFor[Pick]()
 )
 
 // maxNodes bounds the work on one document: aliases share subtrees, so a
@@ -264,6 +265,9 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 		}
 		detach(n)
 		return nil
+	}
+	if t == pickType {
+		return w.pick(n, path)
 	}
 	switch t.Kind() {
 	case reflect.Ptr:
@@ -550,3 +554,31 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// pick checks a Pick: a whole number, "top N", or a list of names.
+func (w *walker) pick(n ast.Node, path string) error {
+	switch v := n.(type) {
+	case *ast.IntegerNode:
+		return w.walk(n, nil, reflect.TypeFor[int](), path)
+	case *ast.StringNode:
+		if _, ok := parseTop(v.Value); !ok {
+			return w.errf(n, path, "needs a number, \"top N\" or a list, got %s", describe(n))
+		}
+		return nil
+	case *ast.SequenceNode:
+		if len(v.Values) > maxPicked {
+			return w.errf(n, path, "lists %d entries, at most %d", len(v.Values), maxPicked)
+		}
+		for i, e := range v.Values {
+			if err := w.walk(e, nil, reflect.TypeFor[string](), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return w.errf(n, path, "needs a number, \"top N\" or a list, got %s", describe(n))
+}
+
+// maxPicked bounds a telemetry pick's list (MaxTelemetryPorts and
+// MaxTelemetryFlows, checked again with their own words by validation).
+const maxPicked = 64

@@ -396,25 +396,40 @@ nccl-tests prints nccl-tests' columns and footer instead of the tables.`,
 }
 
 func (a *app) exportCmd() *cobra.Command {
-	var db, jsonPath, csvPath string
+	var db, jsonPath, csvPath, telPath, telFormat string
 	cmd := &cobra.Command{
 		Use:   "export RUN",
-		Short: "Write a saved run as JSON or CSV",
+		Short: "Write a saved run as JSON or CSV, or its telemetry",
 		Long: `export writes a saved run in the formats of run --json and run --csv
 (the JSON is what run --json wrote, per-flow records included when the run
-recorded them).`,
+recorded them).
+
+--telemetry writes what sim.telemetry sampled: as CSV (the default), one
+row per sample and quantity (variant, size_bytes, series port|flow, name,
+tier, sample, t_s, quantity, value), or as JSON (--telemetry-format json),
+each row's series as run --json has them.`,
 		Example: `  fabriclab export 12 --json run12.json
-  fabriclab export 12 --csv - | column -ts,`,
+  fabriclab export 12 --csv - | column -ts,
+  fabriclab export 12 --telemetry queues.csv
+  fabriclab export 12 --telemetry - --telemetry-format json | jq '.[0].telemetry.ports[0].queue_bytes'`,
 		Args: runIDArg(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, _ := store.ParseID(args[0])
-			switch {
-			case jsonPath == "" && csvPath == "":
-				return usageErr(cmd, "export needs --json FILE or --csv FILE")
-			case jsonPath == "-" && csvPath == "-":
-				return usageErr(cmd, "--json and --csv cannot both write to stdout")
+			stdout := 0
+			for _, p := range []string{jsonPath, csvPath, telPath} {
+				if p == "-" {
+					stdout++
+				}
 			}
-			if err := checkClobber([][2]string{{"--json", jsonPath}, {"--csv", csvPath}}, guardDB(db)); err != nil {
+			switch {
+			case jsonPath == "" && csvPath == "" && telPath == "":
+				return usageErr(cmd, "export needs --json FILE, --csv FILE or --telemetry FILE")
+			case stdout > 1:
+				return usageErr(cmd, "only one of --json, --csv and --telemetry can write to stdout")
+			case telFormat != "csv" && telFormat != "json":
+				return usageErr(cmd, "--telemetry-format must be csv or json, got %q", telFormat)
+			}
+			if err := checkClobber([][2]string{{"--json", jsonPath}, {"--csv", csvPath}, {"--telemetry", telPath}}, guardDB(db)); err != nil {
 				return err
 			}
 			return readStore(db, func(st *store.Store) error {
@@ -428,6 +443,18 @@ recorded them).`,
 				if err := writeTo(a.stdout, csvPath, func(w io.Writer) error { return report.WriteCSV(w, out) }); err != nil {
 					return err
 				}
+				if telPath != "" {
+					if !report.HasTelemetry(out) {
+						return fmt.Errorf("run %d: %w", id, report.ErrNoTelemetry)
+					}
+					write := report.WriteTelemetryCSV
+					if telFormat == "json" {
+						write = report.WriteTelemetryJSON
+					}
+					if err := writeTo(a.stdout, telPath, func(w io.Writer) error { return write(w, out) }); err != nil {
+						return err
+					}
+				}
 				if out.MissingRows > 0 {
 					// Written all the same: what was saved is worth having.
 					return fmt.Errorf("run %d is incomplete: %d of its %d result rows were never saved; the export holds the %d that were (JSON: \"missing_rows\": %d)",
@@ -440,6 +467,8 @@ recorded them).`,
 	cmd.Flags().StringVar(&db, "db", "", dbUsage)
 	cmd.Flags().StringVar(&jsonPath, "json", "", "write the run as JSON to `FILE` (- for stdout)")
 	cmd.Flags().StringVar(&csvPath, "csv", "", "write the run as CSV to `FILE` (- for stdout)")
+	cmd.Flags().StringVar(&telPath, "telemetry", "", "write the run's telemetry (sim.telemetry) to `FILE` (- for stdout)")
+	cmd.Flags().StringVar(&telFormat, "telemetry-format", "csv", "the format of --telemetry: csv or json")
 	return cmd
 }
 

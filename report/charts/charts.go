@@ -201,6 +201,7 @@ func build(ss []series) ([]Chart, error) {
 	cs = append(cs, endpointHeatmaps(ss)...)
 	cs = append(cs, counterBars(ss)...)
 	cs = append(cs, tierBars(ss)...)
+	cs = append(cs, telemetryCharts(ss)...)
 	for i := range cs {
 		if cs[i].Skip != "" {
 			continue
@@ -818,15 +819,20 @@ func heatmapOf(name, title string, g grid, xlabel, ylabel, unit string, lo, hi f
 	hm := plotter.NewHeatMap(g, cm.Palette(255))
 	hm.Min, hm.Max = lo, hi
 	hm.Rasterized = len(g) > 64
+	return colourChart(name, title, hm, cm, xlabel, ylabel, unit, 12*vg.Centimeter)
+}
+
+// colourChart is a chart of data drawn in cm's colours, with cm's colour
+// bar to the right, h high.
+func colourChart(name, title string, data plot.Plotter, cm *heatMap, xlabel, ylabel, unit string, h vg.Length) Chart {
 	p := newPlot(xlabel, ylabel)
-	p.Add(hm)
+	p.Add(data)
 
 	bar := newPlot("", unit)
 	bar.HideX()
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
-	bar.Y.Min, bar.Y.Max = lo, hi
-	w, h := chartW, 12*vg.Centimeter
-	c := Chart{Name: name, Title: title, w: w, h: h, plot: p, lo: lo, hi: hi}
+	bar.Y.Min, bar.Y.Max = cm.Min(), cm.Max()
+	c := Chart{Name: name, Title: title, w: chartW, h: h, plot: p, lo: cm.Min(), hi: cm.Max()}
 	c.draw = func(cv draw.Canvas) {
 		barW := 2.4 * vg.Centimeter
 		p.Draw(draw.Crop(cv, 0, -barW, 0, 0))
@@ -956,20 +962,7 @@ func tierBars(ss []series) []Chart {
 	for t := range tiers {
 		ts = append(ts, t)
 	}
-	sort.Slice(ts, func(i, j int) bool {
-		oi, ok1 := tierOrder[ts[i]]
-		oj, ok2 := tierOrder[ts[j]]
-		if !ok1 {
-			oi = 9
-		}
-		if !ok2 {
-			oj = 9
-		}
-		if oi != oj {
-			return oi < oj
-		}
-		return ts[i] < ts[j]
-	})
+	sortTiers(ts)
 	mk := func(name, title, ylabel string, get func(acc) map[string]float64) Chart {
 		vals := make([]plotter.Values, len(accs))
 		any := false

@@ -170,3 +170,44 @@ func shortNum(v float64) string {
 	x, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
 	return strconv.FormatFloat(x, 'f', -1, 64)
 }
+
+// niceTicks marks a linear axis (time, bytes, rates) at 1, 2 or 5 × 10^k
+// steps, about five labelled (shortNum: 0, 0.5, 250), with unlabelled
+// minor ticks halfway.
+type niceTicks struct{}
+
+func (niceTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return []plot.Tick{{Value: min, Label: shortNum(min)}}
+	}
+	raw := (max - min) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		step = m * mag
+		if step >= raw {
+			break
+		}
+	}
+	var ts []plot.Tick
+	for k := math.Ceil(min/step - 1e-9); k*step <= max+step*1e-9; k++ {
+		v := k * step
+		ts = append(ts, plot.Tick{Value: v, Label: shortNum(v + 0)}) // +0: no "-0"
+		if h := v + step/2; h <= max {
+			ts = append(ts, plot.Tick{Value: h})
+		}
+	}
+	return ts
+}
+
+// log10Ticks marks a linear axis of log10(values) as logTicks marks a
+// log-scaled axis of the values: at 1…9 × 10^k, labelled with the values.
+type log10Ticks struct{}
+
+func (log10Ticks) Ticks(min, max float64) []plot.Tick {
+	ts := logTicks{}.Ticks(math.Pow(10, min), math.Pow(10, max))
+	for i := range ts {
+		ts[i].Value = math.Log10(ts[i].Value)
+	}
+	return ts
+}

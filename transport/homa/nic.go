@@ -130,6 +130,17 @@ func (t *Transport) Send(src, dst int, msg int32, bytes int64) {
 	n.after(now)
 }
 
+// Progress is message msg from src to dst at its receiver: the bytes it
+// has granted and received. ok is false when the receiver holds no such
+// message (not heard of yet, or complete).
+func (t *Transport) Progress(src, dst int, msg int32) (granted, received int64, ok bool) {
+	m := t.NICs[dst].ep.ins[MsgID{Client: int32(src), RPC: uint64(int64(msg))}]
+	if m == nil {
+		return 0, 0, false
+	}
+	return int64(m.granted), int64(m.received), true
+}
+
 // Tuple is the 5-tuple fields the DATA packets of message msg from src to
 // dst carry (what ECMP hashes): the hosts, SrcQP = msg, DstQP = 0.
 func (t *Transport) Tuple(src, dst int, msg int32) (s, d, sqp, dqp int32) {

@@ -129,6 +129,9 @@ func (s *Sender) Post(msg int32, bytes int64) {
 	s.end += n
 }
 
+// End is the PSN the next posted message starts at.
+func (s *Sender) End() int64 { return s.end }
+
 // CanSend reports whether a packet is waiting to be sent and the window
 // (Config.MaxInflight) lets it go; SendAt says when the rate limiter does.
 func (s *Sender) CanSend() bool {

@@ -79,6 +79,9 @@ func (r *Receiver) Expect(id uint64, length units.Size) {
 	r.deliver(r.last)
 }
 
+// Total is the stream's length so far: every message expected.
+func (r *Receiver) Total() units.Size { return r.total }
+
 // Received is rcv.nxt: the bytes of the stream received in order.
 func (r *Receiver) Received() units.Size { return r.next }
 
