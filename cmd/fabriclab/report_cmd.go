@@ -25,8 +25,10 @@ bus bandwidth (with a dashed line at the NIC rate), percent of ideal and CCT
 and their CDF (log scale, steps), per-rank completion times (points; ranks
 that received nothing are left out), the rank-to-rank bandwidth heatmaps (one
 colour scale for those of the same rank count), PFC pause frames and ECN marks
-(each on its own chart; per switch tier with sim.port_counters), and the
-scenario. Every chart is followed by the numbers it draws; legends sit below
+(each on its own chart; per switch tier with sim.port_counters), for rows
+with sim.telemetry the queue depth of the kept ports over time, the followed
+flows' rate (or window, or grants), a PFC pause timeline per port and
+utilization per tier, and the scenario. Every chart is followed by the numbers it draws; legends sit below
 the plots. With several runs their variants are drawn side by side as "run
 N: variant". The file has inline SVG only: no JavaScript, no network, it
 opens offline. Charts whose data the runs did not record are replaced by a
