@@ -18,6 +18,7 @@ import (
 	"fabriclab/lab"
 	"fabriclab/metrics"
 	"fabriclab/report"
+	"fabriclab/routecheck"
 	"fabriclab/scenario"
 	"fabriclab/units"
 )
@@ -180,6 +181,13 @@ line per file, and exits 1 if any file is invalid. Advice about valid but
 probably unintended settings (a time limit below the ideal time, reordering
 with a go-back-N NIC) follows as "fabriclab: note: …" lines on stderr.
 
+With PFC on, the routes are checked for cyclic buffer dependencies where
+they could have any (pinned paths, a routes file, failures, a topology
+file): at time 0 and in every routing state topology.failures brings
+about. A cycle the routes can close under PFC is a deadlock the traffic
+may form; each is a "fabriclab: FILE: warning: …" line on stderr naming
+its ports in order. Warnings do not change the exit status.
+
 validate checks what run checks before simulating: the topology is built
 and every reference (failed links, routing tables, flow lists, size
 distributions) is resolved, so a file that validates runs.`,
@@ -209,6 +217,7 @@ distributions) is resolved, so a file that validates runs.`,
 				}
 				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", path, plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
 				a.printNotes(p, false)
+				a.printDeadlockWarnings(path, p)
 			}
 			if bad > 0 {
 				return &exitErr{exitError, ""} // each error is printed above
@@ -294,6 +303,64 @@ func (a *app) printNotes(p *plan, quiet bool) {
 				seen[n] = true
 				fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", n)
 			}
+		}
+	}
+}
+
+// maxCycleWarnings is how many cycles of one variant validate names; more
+// are counted. (A variable for a test.)
+var maxCycleWarnings = 3
+
+// printDeadlockWarnings checks the routes of each variant (its first job:
+// the data size changes no route) for cyclic buffer dependencies
+// (routecheck) where PFC is on and the routes could have any, and prints
+// a warning per cycle on stderr, once per line; a check that could not
+// run, or stopped short, is a note.
+func (a *app) printDeadlockWarnings(path string, p *plan) {
+	done := map[int]bool{}
+	seen := map[string]bool{}
+	say := func(format string, args ...any) {
+		line := safetext.Terminal(oneLine(fmt.Sprintf(format, args...)))
+		if !seen[line] {
+			seen[line] = true
+			fmt.Fprintf(a.stderr, "fabriclab: %s\n", line)
+		}
+	}
+	for _, j := range p.Jobs {
+		if j.Spec == nil || done[j.VariantIndex] {
+			continue
+		}
+		done[j.VariantIndex] = true
+		if !j.Spec.Switch.PFC.Enabled || !routecheck.MayLoop(j.Spec) {
+			continue
+		}
+		what := ""
+		if len(p.Variants) > 1 {
+			what = "variant " + j.Variant + ": "
+		}
+		r, err := routecheck.Check(j)
+		if err != nil {
+			say("note: %s: %sthe routes could not be checked for PFC deadlocks: %v", path, what, err)
+			continue
+		}
+		for i, f := range r.Findings {
+			if i == maxCycleWarnings {
+				more := len(r.Findings) - i
+				noun := "cycle"
+				if more > 1 {
+					noun = "cycles"
+				}
+				say("%s: warning: %sand %d more %s the routes can close", path, what, more, noun)
+				break
+			}
+			say("%s: warning: %sroutes can deadlock under PFC: %s", path, what, f)
+		}
+		if r.Skipped != "" {
+			how := "was skipped"
+			if r.States > 0 {
+				how = "stopped short"
+			}
+			say("note: %s: %sthe routes' check for PFC deadlocks %s: %s", path, what, how, r.Skipped)
 		}
 	}
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// validate warns of routes that can close a cycle of buffer dependencies
+// under PFC, naming the variant and the cycle, and still exits 0; the
+// examples that are not meant to deadlock get no warning.
+func TestValidateDeadlockWarning(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	a := newApp(&stdout, &stderr)
+	path := "../../examples/pfc-deadlock.yaml"
+	if code := a.execute(context.Background(), []string{"validate", path}); code != 0 {
+		t.Fatalf("exit %d, want 0 (a warning is no error): %s", code, stderr.String())
+	}
+	if want := path + ": ok (2 variants, 2 jobs)\n"; stdout.String() != want {
+		t.Errorf("stdout = %q, want %q", stdout.String(), want)
+	}
+	want := "fabriclab: " + path + ": warning: variant bounced: routes can deadlock under PFC: cycle leaf0→spine0 → spine0→leaf1 → leaf1→spine1 → spine1→leaf0 (priority 3)\n"
+	if stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+
+	// Without PFC nothing is lossless: no warning.
+	stdout.Reset()
+	stderr.Reset()
+	if code := a.execute(context.Background(), []string{"validate", "--set", "switch.pfc.enabled=false", path}); code != 0 || stderr.Len() != 0 {
+		t.Errorf("PFC off: exit %d, stderr %q", code, stderr.String())
+	}
+
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatal(files, err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "pfc-deadlock.yaml" {
+			continue
+		}
+		stdout.Reset()
+		stderr.Reset()
+		if code := a.execute(context.Background(), []string{"validate", f}); code != 0 {
+			t.Errorf("%s: exit %d: %s", f, code, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "warning") {
+			t.Errorf("%s: %s", f, stderr.String())
+		}
+	}
+}
+
+// A file without variants names no variant; past maxCycleWarnings cycles
+// the rest are counted. Two links down on a leaf-spine of two spines make
+// the shortest paths bounce through leaves: two cycles, one each way.
+func TestValidateDeadlockWarningsCounted(t *testing.T) {
+	defer func(n int) { maxCycleWarnings = n }(maxCycleWarnings)
+	maxCycleWarnings = 1
+	dir := t.TempDir()
+	path := filepath.Join(dir, "two.yaml")
+	y := `name: two-failures
+topology:
+  kind: leaf-spine
+  hosts: 8
+  hosts_per_leaf: 2
+  spines: 2
+  convergence: 20us
+  failures:
+    - {from: leaf0, to: spine0, at: 0}
+    - {from: leaf1, to: spine1, at: 100us}
+workload: {kind: alltoall, sizes: {list: [1MiB, 2MiB]}}
+`
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	a := newApp(&stdout, &stderr)
+	if code := a.execute(context.Background(), []string{"validate", path}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	want := "fabriclab: " + path + ": warning: routes can deadlock under PFC: cycle leaf2→spine0 → spine0→leaf3 → leaf3→spine1 → spine1→leaf2 (priority 3) from 120us, with leaf0–spine0, leaf1–spine1 down\n" +
+		"fabriclab: " + path + ": warning: and 1 more cycle the routes can close\n"
+	if stderr.String() != want {
+		t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
+	}
+}
