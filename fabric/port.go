@@ -100,6 +100,9 @@ func (pt *Port) Busy() bool { return pt.busy }
 // QueueBytes is the bytes queued for transmission on this port.
 func (pt *Port) QueueBytes() int64 { return pt.total }
 
+// PrioBytes is the bytes queued for the port on priority pr.
+func (pt *Port) PrioBytes(pr uint8) int64 { return pt.qbytes[pr] }
+
 // load is what adaptive routing compares: bytes queued plus the frame being
 // sent, so a port that is merely busy does not look idle.
 func (pt *Port) load() int64 {

@@ -19,7 +19,7 @@ import (
 // ports named) are cut out of them. It records every port cheaply and
 // selects at the end, so ranking ports needs no second run; what it costs
 // is one event and a pass over the ports per interval, and about 29 bytes
-// per port-sample. When the samples reach scenario.MaxTelemetrySamples
+// per port-sample plus 4 per priority sampled on its own. When the samples reach scenario.MaxTelemetrySamples
 // they are merged pairwise and the interval doubles, so a run of any
 // length fits.
 //
@@ -40,6 +40,8 @@ type telemetry struct {
 	spec   scenario.Telemetry
 
 	queue  []int64 // bytes queued, all priorities
+	prios  []uint8 // the priorities sampled on their own
+	qprio  []int32 // bytes queued per sampled priority: sample k, port p, prio j at (k·P + p)·len(prios) + j
 	sent   []int64 // wire bytes sent in the interval
 	paused []bool  // the data priority paused by the peer
 	frames []int32 // pause frames received in the interval
@@ -79,13 +81,33 @@ func newTelemetry(s *Sim) (*telemetry, error) {
 	t := &telemetry{s: s, ports: ports, every: o.Every(), keep: o.Ports.Top, spec: o,
 		prio: uint8(spec.NIC.DataPriority), most: scenario.MaxTelemetrySamples / max(len(ports), 1) &^ 1,
 		last: make([]portCounts, len(ports))}
+	t.prios = sampledPrios(spec)
 	// Room for the first samples (up to the time limit, at most 64): the
 	// arrays grow as the run goes on.
 	c := len(ports) * int(min(o.Samples(spec.Sim.TimeLimit), int64(t.most), 64))
 	t.queue, t.sent = make([]int64, 0, c), make([]int64, 0, c)
 	t.paused = make([]bool, 0, c)
 	t.frames, t.marks, t.drops = make([]int32, 0, c), make([]int32, 0, c), make([]int32, 0, c)
+	t.qprio = make([]int32, 0, c*len(t.prios))
 	return t, nil
+}
+
+// sampledPrios are the priorities whose queues are sampled on their own:
+// the data and control priorities, or all eight under Homa, which spreads
+// its messages over them.
+func sampledPrios(spec *scenario.Scenario) []uint8 {
+	if scenario.TransportOf(spec).Name == "homa" {
+		all := make([]uint8, fabric.NumPrio)
+		for i := range all {
+			all[i] = uint8(i)
+		}
+		return all
+	}
+	d, c := uint8(spec.NIC.DataPriority), uint8(spec.NIC.ControlPriority)
+	if d == c {
+		return []uint8{d}
+	}
+	return []uint8{min(d, c), max(d, c)}
 }
 
 // bind resolves the ports named, once the transport has named the hosts.
@@ -186,16 +208,24 @@ func (t *telemetry) sample() {
 		clear(t.frames[k:])
 		clear(t.marks[k:])
 		clear(t.drops[k:])
+		j := len(t.qprio)
+		t.qprio = slices.Grow(t.qprio, np*len(t.prios))[:j+np*len(t.prios)]
+		clear(t.qprio[j:])
 		t.n++
 	} else {
 		k -= np
 	}
+	qp := t.qprio[k*len(t.prios):]
 	q, sent, paused := t.queue[k:], t.sent[k:], t.paused[k:]
 	frames, marks, drops := t.frames[k:], t.marks[k:], t.drops[k:]
 	for p, pt := range t.ports {
 		l := &t.last[p]
 		c := &pt.C
 		q[p] = max(q[p], pt.QueueBytes())
+		for j, pr := range t.prios {
+			i := p*len(t.prios) + j
+			qp[i] = max(qp[i], int32(min(pt.PrioBytes(pr), math.MaxInt32)))
+		}
 		paused[p] = paused[p] || pt.Paused(t.prio)
 		sent[p] += c.TxBytes - l.tx
 		frames[p] = int32(min(int64(frames[p])+c.PFCPausesRecv-l.frames, math.MaxInt32))
@@ -262,6 +292,14 @@ func (t *telemetry) decimate() {
 			t.drops[o+p] = int32(min(int64(t.drops[a+p])+int64(t.drops[b+p]), math.MaxInt32))
 		}
 	}
+	w := np * len(t.prios)
+	for k := 0; k < half; k++ {
+		a, b, o := 2*k*w, (2*k+1)*w, k*w
+		for i := 0; i < w; i++ {
+			t.qprio[o+i] = max(t.qprio[a+i], t.qprio[b+i])
+		}
+	}
+	t.qprio = t.qprio[:half*w]
 	m := half * np
 	t.queue, t.sent, t.paused = t.queue[:m], t.sent[:m], t.paused[:m]
 	t.frames, t.marks, t.drops = t.frames[:m], t.marks[:m], t.drops[:m]
@@ -355,9 +393,23 @@ func (t *telemetry) portSeries(p int) metrics.PortSeries {
 		carry = b - used
 		ps.UtilPct[k] = math.Round(1e4*used/capacity) / 1e2
 	}
+	for j, pr := range t.prios {
+		var qs []int64
+		for k := 0; k < t.n; k++ {
+			if b := t.qprio[(k*np+p)*len(t.prios)+j]; b > 0 && qs == nil {
+				qs = make([]int64, t.n)
+			}
+			if qs != nil {
+				qs[k] = int64(t.qprio[(k*np+p)*len(t.prios)+j])
+			}
+		}
+		if qs != nil {
+			ps.Priorities = append(ps.Priorities, metrics.PrioQueue{Prio: int(pr), QueueBytes: qs})
+		}
+	}
 	o := t.spec
 	if !o.Records("queue") {
-		ps.QueueBytes = nil
+		ps.QueueBytes, ps.Priorities = nil, nil
 	}
 	if !o.Records("util") {
 		ps.UtilPct = nil

@@ -99,6 +99,16 @@ func TestTelemetryConsistentWithCounters(t *testing.T) {
 				if ps.TxBytes != pt.C.TxBytes || (i > 0 && ps.TxBytes > tel.Ports[i-1].TxBytes) {
 					t.Errorf("%s→%s: tx %d (port %d), not in order", ps.Node, ps.Peer, ps.TxBytes, pt.C.TxBytes)
 				}
+				// The priorities the transport uses hold every queued byte.
+				for k := range ps.QueueBytes {
+					var b int64
+					for _, q := range ps.Priorities {
+						b += q.QueueBytes[k]
+					}
+					if b != ps.QueueBytes[k] {
+						t.Fatalf("%s→%s sample %d: priorities hold %d bytes, the port %d", ps.Node, ps.Peer, k, b, ps.QueueBytes[k])
+					}
+				}
 				capacity := float64(pt.Rate) / 8 * interval.Seconds()
 				var sent float64
 				for k := range ps.UtilPct {

@@ -232,6 +232,9 @@ type PortSeries struct {
 	TxBytes  int64   `json:"tx_bytes"`
 	// QueueBytes is the bytes queued for the port (all priorities).
 	QueueBytes []int64 `json:"queue_bytes"`
+	// Priorities are the queue of each priority that held anything at a
+	// sample (the priorities the transport uses are sampled).
+	Priorities []PrioQueue `json:"priorities,omitempty"`
 	// UtilPct is the bytes sent in the interval over what the line rate
 	// sends in one, in % (a frame counts when it starts; what would pass
 	// 100% moves to the next interval).
@@ -243,6 +246,12 @@ type PortSeries struct {
 	PauseFrames []int64 `json:"pause_frames"`
 	ECNMarks    []int64 `json:"ecn_marks"`
 	Drops       []int64 `json:"drops"`
+}
+
+// PrioQueue is one priority's queue of a port over time (PortSeries).
+type PrioQueue struct {
+	Prio       int     `json:"prio"`
+	QueueBytes []int64 `json:"queue_bytes"`
 }
 
 // Endpoints summarizes an any-to-any run per endpoint pair (client →

@@ -19,7 +19,7 @@ var TelemetryCSVHeader = []string{"variant", "size_bytes", "series", "name", "ti
 var ErrNoTelemetry = errors.New("the run recorded no telemetry (set sim.telemetry, e.g. --set sim.telemetry.ports=8)")
 
 // WriteTelemetryCSV writes every row's telemetry: per kept port its queue
-// bytes, utilization %, paused (0/1), pause frames, ECN marks and drops;
+// bytes (and per priority: queue_bytes_prioN), utilization %, paused (0/1), pause frames, ECN marks and drops;
 // per followed flow its metric (rate_gbps, cwnd_bytes or granted_bytes)
 // and delivered bytes. t_s is the end of the sample's interval.
 func WriteTelemetryCSV(w io.Writer, o Output) error {
@@ -107,6 +107,9 @@ func portQuantities(ps metrics.PortSeries) []quantity {
 		}
 	}
 	add("queue_bytes", ints(ps.QueueBytes))
+	for _, q := range ps.Priorities {
+		add("queue_bytes_prio"+strconv.Itoa(q.Prio), ints(q.QueueBytes))
+	}
 	util := make([]string, len(ps.UtilPct))
 	for i, u := range ps.UtilPct {
 		util[i] = strconv.FormatFloat(u, 'g', -1, 64)

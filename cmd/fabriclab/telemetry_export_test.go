@@ -63,11 +63,14 @@ func TestExportTelemetry(t *testing.T) {
 	want := 1
 	for _, v := range o.Variants {
 		for _, r := range v.Results {
-			want += 3*6*r.Telemetry.Samples + 2*len(r.Telemetry.Flows[0].Value)
+			for _, ps := range r.Telemetry.Ports {
+				want += (6 + len(ps.Priorities)) * r.Telemetry.Samples
+			}
+			want += 2 * len(r.Telemetry.Flows[0].Value)
 		}
 	}
 	if len(rows) != want {
-		t.Errorf("%d rows, want %d (per row: 3 ports × 6 quantities × its samples, a flow's two series; the header)", len(rows), want)
+		t.Errorf("%d rows, want %d (per row: 3 ports × 6 quantities and their priorities × its samples, a flow's two series; the header)", len(rows), want)
 	}
 	ps := tel.Ports[0]
 	first := rows[1]
