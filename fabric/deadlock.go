@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"fabriclab/sim"
@@ -121,30 +122,48 @@ func (n *Network) watchCycle(pt *Port, pr uint8) {
 // searchAtPause is off only in a test that leaves detection to the sweep.
 var searchAtPause = true
 
-// armSweep schedules the next sweep unless one is pending.
+// sweepEvery bounds the sweep's backoff: after a pause the sweep comes
+// deadlockConfirm later, then twice as long after each sweep that found
+// nothing, up to this.
+const sweepEvery = 100 * deadlockConfirm
+
+// armSweep schedules the next sweep deadlockConfirm from now unless one is
+// pending; a pending one comes at its time, and the one after it resets
+// to deadlockConfirm.
 func (n *Network) armSweep() {
-	if n.sweep.armed {
-		return
+	n.sweep.n = n
+	n.sweep.wait = deadlockConfirm
+	if !n.sweep.armed {
+		n.sweep.schedule()
 	}
-	n.sweep = deadlockSweep{n: n, armed: true}
-	n.Sched.After(deadlockConfirm, &n.sweep, 0)
 }
 
-// deadlockSweep searches, every deadlockConfirm while any switch queue is
-// paused, from every paused queue: the cycles no pause event revealed.
-// It costs a pass over the ports per deadlockConfirm of paused time, and
-// nothing while nothing is paused.
+// deadlockSweep searches the paused queues for a cycle no pause event
+// revealed, while any switch queue is paused: one pass over the ports and
+// the packets of the paused queues per sweep, sweeps backing off from
+// deadlockConfirm to sweepEvery (10 ms) while nothing new is paused, and nothing
+// while nothing is paused. It is a background event (sim.Scheduler): a run
+// with nothing else left to do ends.
 type deadlockSweep struct {
 	n     *Network
 	armed bool
+	wait  sim.Time
+}
+
+func (w *deadlockSweep) schedule() {
+	w.armed = true
+	w.n.Sched.Background++
+	w.n.Sched.After(w.wait, w, 0)
 }
 
 func (w *deadlockSweep) OnEvent(sim.Time, uint64) {
-	w.armed = false
 	n := w.n
+	n.Sched.Background--
+	w.armed = false
 	if n.deadlock != nil || n.OnDeadlock == nil {
 		return
 	}
+	var prios [NumPrio]bool
 	paused := false
 	for _, pt := range n.Ports {
 		if pt.sw == nil {
@@ -153,24 +172,112 @@ func (w *deadlockSweep) OnEvent(sim.Time, uint64) {
 		for pr := range pt.paused {
 			if pt.paused[pr] {
 				paused = true
-				if pt.qbytes[pr] > 0 {
-					n.checkCycle(pt, uint8(pr))
-				}
+				prios[pr] = pt.qbytes[pr] > 0 || prios[pr]
 			}
 		}
 	}
-	if paused {
-		n.armSweep()
+	for pr, any := range prios {
+		if any {
+			if cyc := n.pausedCycle(uint8(pr)); cyc != nil {
+				n.confirm(cyc[0], uint8(pr), cyc)
+			}
+		}
 	}
+	if paused && n.Sched.Foreground() > 0 {
+		w.wait = min(2*w.wait, sweepEvery)
+		w.schedule()
+	}
+}
+
+// pausedCycle is a cycle of paused queues on priority pr, found in one
+// pass: the graph of the paused queues holding packets (X → Y when X's
+// peer switch holds, in Y, packets that came in from X) searched depth
+// first without recursion. Nil when there is none.
+func (n *Network) pausedCycle(pr uint8) []*Port {
+	holds := map[*Port][]int32{} // a paused queue: the ingress ports its packets came by
+	var nodes []*Port
+	for _, pt := range n.Ports {
+		if pt.sw == nil || !pt.paused[pr] || pt.qbytes[pr] == 0 {
+			continue
+		}
+		var ins []int32
+		pt.queues[pr].each(func(p *Packet) {
+			if !slices.Contains(ins, p.inPort) {
+				ins = append(ins, p.inPort)
+			}
+		})
+		holds[pt] = ins
+		nodes = append(nodes, pt)
+	}
+	succ := func(x *Port, dst []*Port) []*Port {
+		in := x.Peer
+		if in.sw == nil {
+			return dst
+		}
+		for _, y := range in.sw.Ports {
+			if y != in && slices.Contains(holds[y], int32(in.Index)) {
+				dst = append(dst, y)
+			}
+		}
+		return dst
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make(map[*Port]uint8, len(nodes))
+	type frame struct {
+		pt   *Port
+		next []*Port
+	}
+	var path []frame
+	for _, root := range nodes {
+		if state[root] != unseen {
+			continue
+		}
+		state[root] = onPath
+		path = append(path[:0], frame{root, succ(root, nil)})
+		for len(path) > 0 {
+			top := &path[len(path)-1]
+			if len(top.next) == 0 {
+				state[top.pt] = done
+				path = path[:len(path)-1]
+				continue
+			}
+			y := top.next[0]
+			top.next = top.next[1:]
+			switch state[y] {
+			case onPath:
+				i := len(path) - 1
+				for path[i].pt != y {
+					i--
+				}
+				cyc := make([]*Port, 0, len(path)-i)
+				for _, f := range path[i:] {
+					cyc = append(cyc, f.pt)
+				}
+				return cyc
+			case unseen:
+				state[y] = onPath
+				path = append(path, frame{y, succ(y, nil)})
+			}
+		}
+	}
+	return nil
 }
 
 // checkCycle looks for a cycle of pauses through pt on pr and, when there
 // is one, checks it again deadlockConfirm later.
 func (n *Network) checkCycle(pt *Port, pr uint8) {
-	cyc := n.cycleFrom(pt, pr)
-	if cyc == nil {
-		return
+	if cyc := n.cycleFrom(pt, pr); cyc != nil {
+		n.confirm(pt, pr, cyc)
 	}
+}
+
+// confirm checks cycle cyc (through pt, on pr) again deadlockConfirm
+// later: still paused, none of it resumed meanwhile, it is a deadlock.
+func (n *Network) confirm(pt *Port, pr uint8, cyc []*Port) {
 	c := &deadlockCheck{n: n, pr: pr, ports: cyc}
 	for _, p := range cyc {
 		c.seqs = append(c.seqs, p.pauseSeq[pr])

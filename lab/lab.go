@@ -52,8 +52,11 @@ func (Engine) Run(ctx context.Context, p *plan.Plan, progress engine.Progress) (
 	if n := s.Job.Spec.Sim.Telemetry.Flows.Top; n > 0 && s.tel != nil {
 		// The slowest flows are known only after the run: run it first
 		// without telemetry, then again following them (the same job and
-		// seed: the same run, which is checked).
-		first, err := buildWith(s.Job, plan.Together, buildOpts{noTelemetry: true})
+		// seed: the same run, which is checked). One simulation is alive
+		// at a time: the plan's goes first.
+		job := s.Job
+		l.sim, s = nil, nil
+		first, err := buildWith(job, plan.Together, buildOpts{noTelemetry: true})
 		if err != nil {
 			return nil, err
 		}
@@ -66,16 +69,18 @@ func (Engine) Run(ctx context.Context, p *plan.Plan, progress engine.Progress) (
 		if err := first.stalled(ctx); err != nil || ctx.Err() != nil {
 			return first.Trace(), err
 		}
-		ids := first.slowest(n)
-		if s, err = buildWith(s.Job, plan.Together, buildOpts{flows: ids}); err != nil {
+		ids, ends := first.slowest(n), first.end
+		first = nil
+		if s, err = buildWith(job, plan.Together, buildOpts{flows: ids}); err != nil {
 			return nil, err
 		}
-		l.sim = s
+		// The plan's topology is the new one's, the same fabric.
+		l.sim, l.Layout = s, s.Plan.Layout.(*layout).Layout
 		if progress != nil {
 			half = func(f float64) { progress(0.5 + f/2) }
 		}
 		s.Run(ctx, half)
-		if ctx.Err() == nil && !slices.Equal(first.end, s.end) {
+		if ctx.Err() == nil && !slices.Equal(ends, s.end) {
 			return s.Trace(), errors.New("sim.telemetry.flows: the second run, which followed the slowest flows, did not repeat the first (a bug: please report it with the scenario)")
 		}
 		return s.Trace(), s.stalled(ctx)

@@ -33,10 +33,13 @@ type telemetry struct {
 	keep   int   // the busiest ports kept (0 with named ports)
 	named  []int // the ports named, in the order given
 	prio   uint8
-	most   int // samples that fit scenario.MaxTelemetrySamples (even)
-	n      int // samples held (the last may be partly filled: sub)
-	halved int // times the samples were merged
-	sub    int // of the last sample's 2^halved intervals, how many are in (0: none yet)
+	most   int      // samples that fit scenario.MaxTelemetrySamples (even)
+	n      int      // samples held (the last may be partly filled: sub)
+	halved int      // times the samples were merged
+	sub    int      // of the last sample's 2^halved intervals, how many are in (0: none yet)
+	at     sim.Time // when the last sample was taken
+	span   sim.Time // after finish: the time the last sample spans
+	ended  bool     // finish has taken the run's closing sample
 	spec   scenario.Telemetry
 
 	queue  []int64 // bytes queued, all priorities
@@ -62,8 +65,8 @@ type flowSeries struct {
 	first     int
 	value     []float64
 	delivered []int64
-	ended     bool // sampled once after its end: complete
-	folds     int  // intervals folded into the last value
+	weight    []int32 // the sampling moments each value is the mean of
+	ended     bool    // sampled once after its end: complete
 }
 
 // newTelemetry is the sampler of the spec's sim.telemetry for the
@@ -78,9 +81,14 @@ func newTelemetry(s *Sim) (*telemetry, error) {
 	if err := scenario.CheckTelemetry(spec.Sim, len(ports)); err != nil {
 		return nil, err
 	}
+	if o.Ports.IsZero() {
+		ports = nil // flows only: no port is sampled
+	}
+	// The bound: MaxTelemetrySamples port-samples, or as many samples of
+	// the most flows.
+	most := scenario.MaxTelemetrySamples / max(len(ports), scenario.MaxTelemetryFlows) &^ 1
 	t := &telemetry{s: s, ports: ports, every: o.Every(), keep: o.Ports.Top, spec: o,
-		prio: uint8(spec.NIC.DataPriority), most: scenario.MaxTelemetrySamples / max(len(ports), 1) &^ 1,
-		last: make([]portCounts, len(ports))}
+		prio: uint8(spec.NIC.DataPriority), most: most, last: make([]portCounts, len(ports))}
 	t.prios = sampledPrios(spec)
 	// Room for the first samples (up to the time limit, at most 64): the
 	// arrays grow as the run goes on.
@@ -126,7 +134,7 @@ func (t *telemetry) bind() error {
 		node, peer, _ := scenario.PortPair(name)
 		p, ok := byName[[2]string{node, peer}]
 		if !ok {
-			return fmt.Errorf("sim.telemetry.ports[%d]: the fabric has no port %s->%s (a port is an egress port of switch node toward peer, or host node's NIC toward its switch, e.g. %s)", i, node, peer, examplePort(ports))
+			return fmt.Errorf("sim.telemetry.ports[%d]: the fabric has no port %.80s (a port is an egress port of switch node toward peer, or host node's NIC toward its switch, e.g. %s)", i, node+"->"+peer, examplePort(ports))
 		}
 		t.named = append(t.named, p)
 	}
@@ -174,18 +182,26 @@ func flowIDs(o scenario.Telemetry) []int32 {
 }
 
 // start schedules the first sample.
-func (t *telemetry) start() { t.s.Sched.At(t.s.Sched.Now()+t.every, t, 0) }
+func (t *telemetry) start() { t.next(t.s.Sched.Now()) }
+
+// next schedules the sample an interval after now, a background event.
+func (t *telemetry) next(now sim.Time) {
+	t.s.Sched.Background++
+	t.s.Sched.At(now+t.every, t, 0)
+}
 
 // OnEvent takes a sample and schedules the next while the run goes on:
 // while messages remain and something else is left to happen (a sampler
 // alone never keeps a finished or stalled run alive).
 func (t *telemetry) OnEvent(now sim.Time, _ uint64) {
+	t.s.Sched.Background--
 	t.sample()
+	t.at = now
 	if t.n >= t.most && t.sub == 0 {
 		t.decimate()
 	}
-	if !t.s.Done() && t.s.Sched.Pending() > 0 {
-		t.s.Sched.At(now+t.every, t, 0)
+	if !t.s.Done() && t.s.Sched.Foreground() > 0 {
+		t.next(now)
 	}
 }
 
@@ -261,16 +277,16 @@ func (t *telemetry) sampleFlow(f *flowSeries) {
 		f.first = k
 	}
 	if j := k - f.first; j < len(f.value) {
-		// Folded into a merged sample: the mean over its intervals in
+		// Folded into a merged sample: the mean over its moments in
 		// progress, the latest delivered bytes.
-		f.folds++
-		f.value[j] += (v - f.value[j]) / float64(f.folds)
+		f.weight[j]++
+		f.value[j] += (v - f.value[j]) / float64(f.weight[j])
 		f.delivered[j] = d
 		return
 	}
-	f.folds = 1
 	f.value = append(f.value, v)
 	f.delivered = append(f.delivered, d)
+	f.weight = append(f.weight, 1)
 }
 
 // decimate merges the samples pairwise, doubling the interval a sample
@@ -311,24 +327,51 @@ func (t *telemetry) decimate() {
 }
 
 // merge halves a flow's samples on the merged clock (sample k becomes
-// k/2): the mean of the values that fall together, the larger delivered.
+// k/2): the mean of the sampling moments that fall together, the larger
+// delivered.
 func (f *flowSeries) merge() {
 	if f.first < 0 {
 		return
 	}
 	first := f.first / 2
 	n := (f.first+len(f.value)-1)/2 - first + 1
-	v, d, c := make([]float64, n), make([]int64, n), make([]int, n)
+	v, d, w := make([]float64, n), make([]int64, n), make([]int32, n)
 	for j := range f.value {
 		k := (f.first+j)/2 - first
-		v[k] += f.value[j]
+		v[k] += f.value[j] * float64(f.weight[j])
 		d[k] = max(d[k], f.delivered[j])
-		c[k]++
+		w[k] += f.weight[j]
 	}
 	for k := range v {
-		v[k] /= float64(c[k])
+		v[k] /= float64(w[k])
 	}
-	f.first, f.value, f.delivered, f.folds = first, v, d, c[n-1]
+	f.first, f.value, f.delivered, f.weight = first, v, d, w
+}
+
+// finish takes the closing sample at the run's end, spanning the time
+// since the last one (folded into the last sample when that one is not
+// full yet), so that what happened to the end is counted and the flows
+// that end the run show complete.
+func (t *telemetry) finish() {
+	if t.ended {
+		return
+	}
+	t.ended = true
+	now := t.s.Sched.Now()
+	full := t.every << t.halved
+	t.span = full
+	if t.sub > 0 {
+		t.span = t.every * sim.Time(t.sub)
+	}
+	if now <= t.at {
+		return
+	}
+	if t.sub == 0 {
+		t.span = 0
+	}
+	t.span += now - t.at
+	t.sample()
+	t.at = now
 }
 
 // result is the kept ports' series and the followed flows'. Ports are the
@@ -338,6 +381,7 @@ func (t *telemetry) result() *metrics.Telemetry {
 	if t == nil {
 		return nil
 	}
+	t.finish()
 	order := t.named
 	if order == nil && t.keep > 0 {
 		for p, pt := range t.ports {
@@ -350,7 +394,7 @@ func (t *telemetry) result() *metrics.Telemetry {
 			order = order[:t.keep]
 		}
 	}
-	out := &metrics.Telemetry{IntervalS: (t.every << t.halved).Seconds(), Samples: t.n, Decimated: t.halved, Ports: make([]metrics.PortSeries, 0, len(order))}
+	out := &metrics.Telemetry{IntervalS: (t.every << t.halved).Seconds(), Samples: t.n, EndS: t.at.Seconds(), Decimated: t.halved, Ports: make([]metrics.PortSeries, 0, len(order))}
 	for _, p := range order {
 		out.Ports = append(out.Ports, t.portSeries(p))
 	}
@@ -379,9 +423,9 @@ func (t *telemetry) portSeries(p int) metrics.PortSeries {
 	var carry float64
 	for k := 0; k < t.n; k++ {
 		i := k*np + p
-		if k == t.n-1 && t.sub > 0 {
-			// The last sample spans only the intervals taken so far.
-			capacity = float64(pt.Rate) / 8 * (t.every * sim.Time(t.sub)).Seconds()
+		if k == t.n-1 {
+			// The last sample spans only the time to the run's end.
+			capacity = float64(pt.Rate) / 8 * t.span.Seconds()
 		}
 		ps.QueueBytes[k] = t.queue[i]
 		if t.paused[i] {

@@ -113,8 +113,10 @@ type homaLayer struct {
 func (l *homaLayer) connect(int32, int, int) {}
 
 func (l *homaLayer) post(_, msg int32, src, dst int, bytes int64) {
-	if _, ok := l.watched[msg]; ok {
-		l.watched[msg] = [2]int{src, dst}
+	if l.watched != nil {
+		if _, ok := l.watched[msg]; ok {
+			l.watched[msg] = [2]int{src, dst}
+		}
 	}
 	l.t.Send(src, dst, msg, bytes)
 }

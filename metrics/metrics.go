@@ -184,12 +184,15 @@ type SizeResult struct {
 // IntervalS, of which the busiest (by bytes sent over the run) are kept.
 // Sample k of a series is the port at time (k+1)·IntervalS: the bytes
 // queued then and whether the data priority was paused then, and what
-// happened in the interval ending then. Every series has Samples entries;
-// sampling stops with the run, so the run's last partial interval is not
-// sampled.
+// happened in the interval ending then; the last sample is at EndS, the
+// run's end, and covers the time since the one before. Every series has
+// Samples entries.
 type Telemetry struct {
 	IntervalS float64 `json:"interval_s"`
 	Samples   int     `json:"samples"`
+	// EndS is the time of the last sample: the run's end, so that sample
+	// spans less than IntervalS (what is left since the one before).
+	EndS float64 `json:"end_s"`
 	// Decimated is how many times the samples were merged pairwise to stay
 	// within the bound on samples (each doubles IntervalS; 0 = as asked).
 	Decimated int `json:"decimated,omitempty"`

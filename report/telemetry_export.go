@@ -21,7 +21,8 @@ var ErrNoTelemetry = errors.New("the run recorded no telemetry (set sim.telemetr
 // WriteTelemetryCSV writes every row's telemetry: per kept port its queue
 // bytes (and per priority: queue_bytes_prioN), utilization %, paused (0/1), pause frames, ECN marks and drops;
 // per followed flow its metric (rate_gbps, cwnd_bytes or granted_bytes)
-// and delivered bytes. t_s is the end of the sample's interval.
+// and delivered bytes. t_s is the end of the sample's interval (the run's
+// end for the closing sample).
 func WriteTelemetryCSV(w io.Writer, o Output) error {
 	if !HasTelemetry(o) {
 		return ErrNoTelemetry
@@ -39,7 +40,13 @@ func WriteTelemetryCSV(w io.Writer, o Output) error {
 			if t == nil {
 				continue
 			}
-			at := func(k int) string { return strconv.FormatFloat(float64(k+1)*t.IntervalS, 'g', 9, 64) }
+			at := func(k int) string {
+				ts := float64(k+1) * t.IntervalS
+				if k == t.Samples-1 && t.EndS > 0 {
+					ts = t.EndS // the closing sample, at the run's end
+				}
+				return strconv.FormatFloat(ts, 'g', 9, 64)
+			}
 			row := func(series, name, tier string, k int, q string, val string) error {
 				return cw.Write([]string{csvCell(v.Name), strconv.FormatInt(r.SizeBytes, 10), series, csvCell(name), csvCell(tier),
 					strconv.Itoa(k), at(k), q, val})

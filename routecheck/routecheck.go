@@ -247,9 +247,14 @@ func (r *replay) check(at sim.Time) {
 	if r.checked[key] || r.rep.Skipped != "" {
 		return
 	}
-	if len(r.checked) >= MaxStates || r.work+r.size > MaxWork {
-		r.rep.Skipped = fmt.Sprintf("topology.failures bring about more routing states than the check's bound (%d states, %d route-table entries in all); checked the first %d, those before %v",
-			MaxStates, MaxWork, len(r.checked), at)
+	if len(r.checked) >= MaxStates {
+		r.rep.Skipped = fmt.Sprintf("topology.failures bring about more routing states than the check's bound of %d; checked the first %d, those before %v",
+			MaxStates, len(r.checked), at)
+		return
+	}
+	if r.work+r.size > MaxWork {
+		r.rep.Skipped = fmt.Sprintf("the routing states topology.failures bring about hold more route-table entries than the check's bound of %d in all; checked the first %d, those before %v",
+			MaxWork, len(r.checked), at)
 		return
 	}
 	r.checked[key] = true

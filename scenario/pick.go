@@ -40,10 +40,19 @@ func pickOf(v any) (Pick, error) {
 	case nil:
 		return Pick{}, nil
 	case uint64:
-		return Pick{Top: int(min(x, math.MaxInt32))}, nil
+		if x > math.MaxInt32 {
+			return Pick{}, fmt.Errorf("%d is too large", x)
+		}
+		return Pick{Top: int(x)}, nil
 	case int64:
-		return Pick{Top: int(max(min(x, math.MaxInt32), math.MinInt32))}, nil
+		if x > math.MaxInt32 || x < math.MinInt32 {
+			return Pick{}, fmt.Errorf("%d is out of range", x)
+		}
+		return Pick{Top: int(x)}, nil
 	case int:
+		if x > math.MaxInt32 || x < math.MinInt32 {
+			return Pick{}, fmt.Errorf("%d is out of range", x)
+		}
 		return Pick{Top: x}, nil
 	case float64:
 		if x != math.Trunc(x) || math.Abs(x) > math.MaxInt32 {

@@ -956,18 +956,29 @@ func (c *checker) telemetry(o SimOpts) {
 	t := o.Telemetry
 	c.need(t.Ports.Top >= 0 && t.Ports.Top <= MaxTelemetryPorts, "sim.telemetry.ports", "must be between 0 (off) and %d (the busiest ports kept), got %d", MaxTelemetryPorts, t.Ports.Top)
 	c.need(len(t.Ports.List) <= MaxTelemetryPorts, "sim.telemetry.ports", "lists %d ports, at most %d", len(t.Ports.List), MaxTelemetryPorts)
+	seen := map[string]int{}
 	for i, name := range t.Ports.List {
-		_, _, ok := PortPair(name)
-		c.need(ok, fmt.Sprintf("sim.telemetry.ports[%d]", i), "needs a port as node->peer (an egress port of switch node toward peer, or host node's NIC), got %q", name)
+		node, peer, ok := PortPair(name)
+		c.need(ok, fmt.Sprintf("sim.telemetry.ports[%d]", i), "needs a port as node->peer (an egress port of switch node toward peer, or host node's NIC), got %s", brief(name))
+		if j, dup := seen[node+"->"+peer]; ok && dup {
+			c.fail(fmt.Sprintf("sim.telemetry.ports[%d]", i), "names the same port as sim.telemetry.ports[%d]", j)
+		}
+		seen[node+"->"+peer] = i
 	}
 	c.need(t.Flows.Top >= 0 && t.Flows.Top <= MaxTelemetryFlows, "sim.telemetry.flows", "must be between 0 (none) and %d (the slowest flows sampled), got %d", MaxTelemetryFlows, t.Flows.Top)
 	c.need(len(t.Flows.List) <= MaxTelemetryFlows, "sim.telemetry.flows", "lists %d flows, at most %d", len(t.Flows.List), MaxTelemetryFlows)
+	ids := map[int]int{}
 	for i, id := range t.Flows.List {
 		n, err := strconv.Atoi(id)
-		c.need(err == nil && n >= 0, fmt.Sprintf("sim.telemetry.flows[%d]", i), "needs a flow ID (a whole number, the id of run --flows' records), got %q", id)
+		key := fmt.Sprintf("sim.telemetry.flows[%d]", i)
+		c.need(err == nil && n >= 0 && n <= math.MaxInt32, key, "needs a flow ID (a whole number, the id of run --flows' records), got %s", brief(id))
+		if j, dup := ids[n]; err == nil && dup {
+			c.fail(key, "names the same flow as sim.telemetry.flows[%d]", j)
+		}
+		ids[n] = i
 	}
 	for i, q := range t.What {
-		c.need(slices.Contains(TelemetryQuantities, q), fmt.Sprintf("sim.telemetry.what[%d]", i), "must be one of %s, got %q", strings.Join(TelemetryQuantities, ", "), q)
+		c.need(slices.Contains(TelemetryQuantities, q), fmt.Sprintf("sim.telemetry.what[%d]", i), "must be one of %s, got %s", strings.Join(TelemetryQuantities, ", "), brief(q))
 	}
 	c.need(t.Interval == 0 || t.Interval >= units.Microsecond, "sim.telemetry.interval", "must be at least 1us, got %v", t.Interval)
 	c.need(!t.On() || o.Engine != "flow", "sim.telemetry", "samples the packet engine's queues and ports; sim.engine flow has none (use sim.engine packet)")
@@ -979,6 +990,10 @@ func (c *checker) telemetry(o SimOpts) {
 type fabricIssue struct {
 	key, msg string
 	ports    int
+	// names are the ports as sim.telemetry.ports names them (node->peer),
+	// when the scenario names any; example is one of them.
+	names   map[string]bool
+	example string
 }
 
 // fabric resolves against the topology what run resolves when it builds a
@@ -1012,7 +1027,8 @@ func (c *checker) fabric(s *Scenario) {
 	}
 	sw := *ts.Switch
 	ts.Switch = nil
-	key := fmt.Sprintf("%+v|%+v|%+v|%q", ts, sw, s.Topology.Failures, s.Switch.RoutesFile)
+	named := len(s.Sim.Telemetry.Ports.List) > 0
+	key := fmt.Sprintf("%+v|%+v|%+v|%q|%v", ts, sw, s.Topology.Failures, s.Switch.RoutesFile, named)
 	ts.Switch = &sw
 	v := c.validation()
 	v.mu.Lock()
@@ -1033,6 +1049,12 @@ func (c *checker) fabric(s *Scenario) {
 	}
 	if err := CheckTelemetry(s.Sim, issue.ports); err != nil {
 		c.fail("sim.telemetry", "%s", strings.TrimPrefix(err.Error(), "sim.telemetry "))
+	}
+	for i, name := range s.Sim.Telemetry.Ports.List {
+		node, peer, ok := PortPair(name)
+		if ok && !issue.names[node+"->"+peer] {
+			c.fail(fmt.Sprintf("sim.telemetry.ports[%d]", i), "the fabric has no port %s (a port is an egress port of switch node toward peer, or host node's NIC toward its switch, e.g. %s)", brief(node+"->"+peer), issue.example)
+		}
 	}
 }
 
@@ -1067,7 +1089,50 @@ func checkFabric(s *Scenario, ts topo.Spec, routes []topo.Route) fabricIssue {
 			return fabricIssue{key: "switch.routes_file", msg: err.Error()}
 		}
 	}
-	return fabricIssue{ports: len(tp.Net.Ports)}
+	issue := fabricIssue{ports: len(tp.Net.Ports)}
+	if len(s.Sim.Telemetry.Ports.List) > 0 {
+		issue.names = portNames(tp.Net)
+		for _, pt := range tp.Net.Ports {
+			if pt.Sw() != nil {
+				node, peer := labelPort(tp.Net, pt, nil)
+				issue.example = node + "->" + peer
+				break
+			}
+		}
+	}
+	return issue
+}
+
+// portNames are the fabric's ports as node->peer, hosts named as their
+// NICs will be (fabric.HostName).
+func portNames(n *fabric.Network) map[string]bool {
+	hosts := make(map[*fabric.Port]int, len(n.HostPorts))
+	for h, pt := range n.HostPorts {
+		if pt != nil {
+			hosts[pt] = h
+		}
+	}
+	names := make(map[string]bool, len(n.Ports))
+	for _, pt := range n.Ports {
+		node, peer := labelPort(n, pt, hosts)
+		names[node+"->"+peer] = true
+	}
+	return names
+}
+
+// labelPort names port pt's ends; a host's end without its NIC yet is
+// named by its index in hosts.
+func labelPort(n *fabric.Network, pt *fabric.Port, hosts map[*fabric.Port]int) (string, string) {
+	name := func(p *fabric.Port) string {
+		if p.Owner != nil {
+			return p.Owner.Name()
+		}
+		if h, ok := hosts[p]; ok {
+			return fabric.HostName(h)
+		}
+		return "?"
+	}
+	return name(pt), name(pt.Peer)
 }
 
 // idealTime is the least time job workload w can take at data size size on
@@ -1173,6 +1238,14 @@ func CheckTelemetry(o SimOpts, ports int) error {
 	}
 	return fmt.Errorf("sim.telemetry samples every port of the fabric, and its %s ports are more than the %s it can follow; turn sim.telemetry off for a fabric this large",
 		groupDigits(int64(ports)), groupDigits(MaxTelemetrySamples/2))
+}
+
+// brief quotes a value for a message, at most 40 characters of it.
+func brief(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return fmt.Sprintf("%q… (%d characters)", string(r[:40]), len(r))
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // groupDigits writes n with thousands separators.

@@ -45,6 +45,12 @@ type Scheduler struct {
 	stopped bool
 	// Executed counts events run so far (for benchmarks and progress).
 	Executed uint64
+	// Background counts pending events that only observe the run (a
+	// telemetry sample, a deadlock sweep): their handlers add one when
+	// they schedule and take it back when they run, and schedule again
+	// only while Foreground is not 0, so they never keep an ended or stuck
+	// run alive, nor each other.
+	Background int
 	// StopHook, if set, is polled every StopPollEvery events; returning true
 	// stops the run (used for Ctrl-C and progress callbacks).
 	StopHook      func(now Time) bool
@@ -61,6 +67,9 @@ func (s *Scheduler) Now() Time { return s.now }
 
 // Pending is the number of queued events.
 func (s *Scheduler) Pending() int { return len(s.heap) }
+
+// Foreground is the number of queued events that are not Background.
+func (s *Scheduler) Foreground() int { return len(s.heap) - s.Background }
 
 // At schedules h at absolute time t (clamped to now: the past is not
 // reachable).

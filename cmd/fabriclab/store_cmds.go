@@ -428,6 +428,8 @@ each row's series as run --json has them.`,
 				return usageErr(cmd, "only one of --json, --csv and --telemetry can write to stdout")
 			case telFormat != "csv" && telFormat != "json":
 				return usageErr(cmd, "--telemetry-format must be csv or json, got %q", telFormat)
+			case telPath == "" && cmd.Flags().Changed("telemetry-format"):
+				return usageErr(cmd, "--telemetry-format needs --telemetry FILE")
 			}
 			if err := checkClobber([][2]string{{"--json", jsonPath}, {"--csv", csvPath}, {"--telemetry", telPath}}, guardDB(db)); err != nil {
 				return err
@@ -437,6 +439,9 @@ each row's series as run --json has them.`,
 				if err != nil {
 					return err
 				}
+				if telPath != "" && !report.HasTelemetry(out) {
+					return fmt.Errorf("run %d: %w", id, report.ErrNoTelemetry) // before any file is written
+				}
 				if err := writeTo(a.stdout, jsonPath, func(w io.Writer) error { return report.WriteJSON(w, out) }); err != nil {
 					return err
 				}
@@ -444,9 +449,6 @@ each row's series as run --json has them.`,
 					return err
 				}
 				if telPath != "" {
-					if !report.HasTelemetry(out) {
-						return fmt.Errorf("run %d: %w", id, report.ErrNoTelemetry)
-					}
 					write := report.WriteTelemetryCSV
 					if telFormat == "json" {
 						write = report.WriteTelemetryJSON

@@ -97,6 +97,17 @@ func TestExportTelemetry(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "t.csv")); err == nil {
 		t.Error("an empty telemetry file was written")
 	}
+	errb.Reset()
+	a = newApp(&bytes.Buffer{}, &errb)
+	if code := a.execute(context.Background(), []string{"export", "2", "--db", db, "--json", filepath.Join(dir, "j.json"), "--telemetry", filepath.Join(dir, "t.csv")}); code == 0 {
+		t.Error("export --json --telemetry of a run without telemetry succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "j.json")); err == nil {
+		t.Error("--json was written for an export that failed")
+	}
+	if code, _, stderr := export("--json", "-", "--telemetry-format", "json"); code == 0 || !strings.Contains(stderr, "--telemetry-format needs --telemetry FILE") {
+		t.Errorf("--telemetry-format alone: exit %d, %q", code, stderr)
+	}
 	if code, _, stderr := export("--telemetry", "x.csv", "--telemetry-format", "xml"); code == 0 || !strings.Contains(stderr, "--telemetry-format must be csv or json") {
 		t.Errorf("bad format: exit %d, %q", code, stderr)
 	}

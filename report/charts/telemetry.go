@@ -178,7 +178,7 @@ func telemetryCharts(ss []series) []Chart {
 		k := 0
 		for _, r := range s.v.Results {
 			t := r.Telemetry
-			if t == nil || t.Samples <= 0 || t.IntervalS <= 0 || len(t.Ports) == 0 {
+			if t == nil || t.Samples <= 0 || t.IntervalS <= 0 || len(t.Ports) == 0 && len(t.Flows) == 0 {
 				continue
 			}
 			label := s.name
@@ -196,9 +196,25 @@ func telemetryCharts(ss []series) []Chart {
 				fmt.Sprintf("%d more rows have telemetry; the report draws that of the first %d only (report fewer runs or variants, or read the rows' telemetry in the JSON).", len(rows)-n, n)))
 			break
 		}
-		cs = append(cs, queueChart(r))
+		// A quantity sim.telemetry.what left out has no chart.
+		has := func(f func(metrics.PortSeries) bool) bool {
+			for _, ps := range r.t.Ports {
+				if f(ps) {
+					return true
+				}
+			}
+			return false
+		}
+		if has(func(ps metrics.PortSeries) bool { return ps.QueueBytes != nil }) {
+			cs = append(cs, queueChart(r))
+		}
 		cs = append(cs, flowCharts(r)...)
-		cs = append(cs, pauseChart(r), utilStrip(r))
+		if has(func(ps metrics.PortSeries) bool { return ps.Paused != nil }) {
+			cs = append(cs, pauseChart(r))
+		}
+		if has(func(ps metrics.PortSeries) bool { return ps.UtilPct != nil }) {
+			cs = append(cs, utilStrip(r))
+		}
 	}
 	return cs
 }
