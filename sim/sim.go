@@ -1,14 +1,16 @@
 // Package sim is the discrete-event engine: simulated time in int64
 // picoseconds, a deterministic event scheduler and seeded random streams.
 //
-// Events are small values kept in a hand-written 4-ary heap (no interface
-// boxing, no allocation per event once the heap has grown). Ties break by
-// insertion order, so a run is a pure function of its inputs.
+// Events are kept in a hand-written 4-ary heap of 16-byte entries (time,
+// insertion number and slot) beside a table of their handlers (no
+// interface boxing, no allocation per event once both have grown). Ties
+// break by insertion order, so a run is a pure function of its inputs.
 package sim
 
 import (
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 
 	"fabriclab/units"
 )
@@ -22,18 +24,33 @@ type Handler interface {
 	OnEvent(now Time, arg uint64)
 }
 
-type event struct {
+// An event is a slot (its handler and argument) and a heap entry that
+// orders it: the time and a key whose high bits are the insertion number
+// (ties break by insertion order) and whose low slotBits are the slot. The
+// heap moves 16-byte entries, four to a cache line; the handlers stay put.
+type entry struct {
 	at  Time
-	seq uint64
+	key uint64
+}
+
+type slot struct {
 	h   Handler
 	arg uint64
 }
 
-func (a *event) before(b *event) bool {
+const (
+	slotBits = 28 // up to 2^28 pending events
+	slotMask = 1<<slotBits - 1
+	// maxSeq is where insertion numbers are renumbered from 1, keeping
+	// their order (renumber): 2^36 events between renumberings.
+	maxSeq = 1<<(64-slotBits) - 1
+)
+
+func (a *entry) before(b *entry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
-	return a.seq < b.seq
+	return a.key < b.key
 }
 
 // Scheduler is the event loop. It is not safe for concurrent use: one
@@ -41,7 +58,9 @@ func (a *event) before(b *event) bool {
 type Scheduler struct {
 	now     Time
 	seq     uint64
-	heap    []event
+	heap    []entry
+	slots   []slot
+	free    []uint32 // slots not in use
 	stopped bool
 	// Executed counts events run so far (for benchmarks and progress).
 	Executed uint64
@@ -55,11 +74,13 @@ type Scheduler struct {
 	// stops the run (used for Ctrl-C and progress callbacks).
 	StopHook      func(now Time) bool
 	StopPollEvery uint64
+	// seqLimit is maxSeq (a test lowers it to exercise renumber).
+	seqLimit uint64
 }
 
 // NewScheduler returns an empty scheduler at time 0.
 func NewScheduler() *Scheduler {
-	return &Scheduler{heap: make([]event, 0, 1024), StopPollEvery: 1 << 16}
+	return &Scheduler{heap: make([]entry, 0, 1024), slots: make([]slot, 0, 1024), StopPollEvery: 1 << 16, seqLimit: maxSeq}
 }
 
 // Now is the current simulated time.
@@ -77,9 +98,42 @@ func (s *Scheduler) At(t Time, h Handler, arg uint64) {
 	if t < s.now {
 		t = s.now
 	}
-	s.seq++
-	s.heap = append(s.heap, event{at: t, seq: s.seq, h: h, arg: arg})
+	var i uint32
+	if n := len(s.free); n > 0 {
+		i = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		if len(s.slots) > slotMask {
+			panic("sim: more than 2^28 events pending")
+		}
+		i = uint32(len(s.slots))
+		s.slots = append(s.slots, slot{})
+	}
+	s.slots[i] = slot{h, arg}
+	if s.seq++; s.seq > s.seqLimit {
+		s.renumber()
+	}
+	s.heap = append(s.heap, entry{at: t, key: s.seq<<slotBits | uint64(i)})
 	s.up(len(s.heap) - 1)
+}
+
+// renumber gives the pending events insertion numbers 1, 2, … in their
+// order, which the heap keeps (sorted, it is a heap), and the next event
+// the number after them.
+func (s *Scheduler) renumber() {
+	slices.SortFunc(s.heap, func(a, b entry) int {
+		switch {
+		case a.before(&b):
+			return -1
+		case b.before(&a):
+			return 1
+		}
+		return 0
+	})
+	for k := range s.heap {
+		s.heap[k].key = uint64(k+1)<<slotBits | s.heap[k].key&slotMask
+	}
+	s.seq = uint64(len(s.heap)) + 1
 }
 
 // After schedules h at now+d.
@@ -101,15 +155,18 @@ func (s *Scheduler) Run(end Time) Time {
 		poll = 1 << 16
 	}
 	for len(s.heap) > 0 && !s.stopped {
-		top := &s.heap[0]
+		top := s.heap[0]
 		if end >= 0 && top.at > end {
 			s.now = end
 			return s.now
 		}
-		ev := *top
 		s.pop()
-		s.now = ev.at
-		ev.h.OnEvent(ev.at, ev.arg)
+		i := uint32(top.key & slotMask)
+		ev := s.slots[i]
+		s.slots[i] = slot{}
+		s.free = append(s.free, i)
+		s.now = top.at
+		ev.h.OnEvent(top.at, ev.arg)
 		s.Executed++
 		if s.StopHook != nil && s.Executed%poll == 0 && s.StopHook(s.now) {
 			s.stopped = true
@@ -138,7 +195,6 @@ func (s *Scheduler) pop() {
 	h := s.heap
 	n := len(h) - 1
 	last := h[n]
-	h[n] = event{}
 	s.heap = h[:n]
 	if n == 0 {
 		return

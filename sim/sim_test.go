@@ -168,3 +168,48 @@ func BenchmarkScheduler(b *testing.B) {
 	}
 	b.ReportMetric(float64(s.Executed-start)/b.Elapsed().Seconds(), "events/s")
 }
+
+// spawner schedules, from every event, more at pseudo-random times with
+// many ties, recording the order events run in.
+type spawner struct {
+	s    *Scheduler
+	got  []uint64
+	next uint64
+	left int
+}
+
+func (p *spawner) OnEvent(now Time, arg uint64) {
+	p.got = append(p.got, arg)
+	for k := 0; k < 2 && p.left > 0; k++ {
+		p.left--
+		p.next = p.next*6364136223846793005 + 1442695040888963407
+		p.s.At(now+Time(p.next>>60), p, p.next>>32) // 16 distinct delays: ties
+	}
+}
+
+// Renumbering the insertion numbers when they run out keeps the order:
+// the same events, ties and all, run in the same order with a limit that
+// forces a renumbering every few events as without one.
+func TestRenumberKeepsOrder(t *testing.T) {
+	run := func(limit uint64) []uint64 {
+		s := NewScheduler()
+		if limit > 0 {
+			s.seqLimit = limit
+		}
+		p := &spawner{s: s, left: 20000}
+		for i := 0; i < 50; i++ {
+			s.At(Time(i%7), p, uint64(i))
+		}
+		s.Run(-1)
+		return p.got
+	}
+	want, got := run(0), run(100)
+	if len(want) != 20050 || len(got) != len(want) {
+		t.Fatalf("%d and %d events run, want 20050", len(want), len(got))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("event %d differs after renumbering: %d, want %d", i, got[i], want[i])
+		}
+	}
+}
