@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fabriclab/sim"
+	"slices"
 )
 
 // SwitchConfig is what every switch shares.
@@ -107,8 +108,11 @@ type Switch struct {
 	name  string
 	Tier  string
 	Ports []*Port
-	// Next[dst host] lists the equal-cost egress ports toward dst.
+	// Next[dst host] lists the equal-cost egress ports toward dst. Whoever
+	// changes it after packets have been routed calls RoutesChanged.
 	Next [][]*Port
+	// table is Next compiled for the per-packet lookup (routeTable).
+	table routeTable
 	// DModKDiv divides the destination before d-mod-k takes it modulo the
 	// group size: 1 at the edge, the edge group size one tier up.
 	DModKDiv int
@@ -324,10 +328,57 @@ func (s *Switch) route(p *Packet) *Port {
 
 // group is the equal-cost next hops toward dst (nil when unreachable).
 func (s *Switch) group(dst int32) []*Port {
-	if dst < 0 || int(dst) >= len(s.Next) {
+	t := &s.table
+	if !t.ok {
+		t.compile(s.Next)
+	}
+	if dst < 0 || int(dst) >= len(t.index) {
 		return nil
 	}
-	return s.Next[dst]
+	return t.groups[t.index[dst]]
+}
+
+// RoutesChanged makes the switch read Next again before routing the next
+// packet.
+func (s *Switch) RoutesChanged() { s.table.ok = false }
+
+// routeTable is Next as the per-packet lookup reads it: a 4-byte group
+// number per destination and the distinct groups once each. Destinations
+// behind the same switch share a group, so the table is a sixth of Next's
+// slice headers and stays in cache on large fabrics.
+type routeTable struct {
+	ok     bool
+	index  []uint32
+	groups [][]*Port
+}
+
+func (t *routeTable) compile(next [][]*Port) {
+	t.ok = true
+	t.index = slices.Grow(t.index[:0], len(next))[:len(next)]
+	t.groups = t.groups[:0]
+	type key struct {
+		first *Port
+		n     int
+	}
+	seen := map[key]uint32{}
+	for d, g := range next {
+		k := key{n: len(g)}
+		if len(g) > 0 {
+			k.first = g[0]
+		}
+		i, ok := seen[k]
+		if ok && !slices.Equal(t.groups[i], g) {
+			ok = false // the same first hop and size, other hops: a group of its own
+		}
+		if !ok {
+			i = uint32(len(t.groups))
+			t.groups = append(t.groups, g)
+			if _, taken := seen[k]; !taken {
+				seen[k] = i
+			}
+		}
+		t.index[d] = i
+	}
 }
 
 // staticPick is the choice among g of a static policy: InfiniBand d-mod-k

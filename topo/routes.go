@@ -103,6 +103,7 @@ func ApplyRoutes(t *Topology, name string, routes []Route, skipDead bool) error 
 			return fmt.Errorf("%s:%d: %s has no working link to %s", name, r.Line, r.Switch, inputfile.Token(r.Next))
 		}
 		s.Next[r.Dst] = []*fabric.Port{port}
+		s.RoutesChanged()
 	}
 	// Every switch must still reach each pinned destination (first choice
 	// of every group, which is the pinned port where there is one).
@@ -149,8 +150,10 @@ func RouteTableBytes(s Spec) int64 {
 	if s.ScaleUp.Rate > 0 {
 		h *= 2 // every GPU's scale-up endpoint is in the tables too
 	}
-	var next [][]*fabric.Port // a switch's table: one next-hop group per host
-	return int64(NumSwitches(s)) * int64(h) * int64(unsafe.Sizeof(next[0]))
+	// A switch's table: one next-hop group per host, and its compiled
+	// group number (fabric's routeTable).
+	var next [][]*fabric.Port
+	return int64(NumSwitches(s)) * int64(h) * int64(unsafe.Sizeof(next[0])+unsafe.Sizeof(uint32(0)))
 }
 
 // EndpointName is how network id id is named: hostN for host N's NIC,

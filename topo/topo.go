@@ -430,6 +430,9 @@ func ComputeRoutes(t *Topology) {
 		// The edge switch delivers straight to the host.
 		edge.Next[h] = []*fabric.Port{n.HostPorts[h].Peer}
 	}
+	for _, s := range n.Switches {
+		s.RoutesChanged()
+	}
 }
 
 // Link finds the port of switch a on its link to node b (a switch or
