@@ -775,7 +775,9 @@ var memCosts = sync.OnceValue(func() *costs {
 	c.connEntry = plan.ConnKeyBytes + int64(unsafe.Sizeof(int32(0))) + 1
 	c.slowEntry = int64(unsafe.Sizeof(int(0))+unsafe.Sizeof(float64(0))) + 1
 	st := reflect.TypeFor[sim.Scheduler]()
-	c.event = sz(st, "heap[]", 16) + sz(st, "slots[]", 24) + sz(st, "free[]", 4)
+	// A pending event: its queue entry, its handler slot and a free-list
+	// place (all appended: the growth is counted by the callers).
+	c.event = sz(st, "q.b[][]", 16) + sz(st, "slots[]", 24) + sz(st, "free[]", 4)
 	c.flowSpec = int64(unsafe.Sizeof(workload.FlowSpec{}))
 	c.arrival = int64(unsafe.Sizeof(workload.Arrival{}))
 	c.record = int64(unsafe.Sizeof(metrics.FlowRecord{}))

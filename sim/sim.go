@@ -1,8 +1,8 @@
 // Package sim is the discrete-event engine: simulated time in int64
 // picoseconds, a deterministic event scheduler and seeded random streams.
 //
-// Events are kept in a hand-written 4-ary heap of 16-byte entries (time,
-// insertion number and slot) beside a table of their handlers (no
+// Events are kept in a radix heap of 16-byte entries (time, insertion
+// number and slot; radix.go) beside a table of their handlers (no
 // interface boxing, no allocation per event once both have grown). Ties
 // break by insertion order, so a run is a pure function of its inputs.
 package sim
@@ -24,10 +24,10 @@ type Handler interface {
 	OnEvent(now Time, arg uint64)
 }
 
-// An event is a slot (its handler and argument) and a heap entry that
+// An event is a slot (its handler and argument) and a queue entry that
 // orders it: the time and a key whose high bits are the insertion number
 // (ties break by insertion order) and whose low slotBits are the slot. The
-// heap moves 16-byte entries, four to a cache line; the handlers stay put.
+// queue moves 16-byte entries; the handlers stay put.
 type entry struct {
 	at  Time
 	key uint64
@@ -58,7 +58,7 @@ func (a *entry) before(b *entry) bool {
 type Scheduler struct {
 	now     Time
 	seq     uint64
-	heap    []entry
+	q       radixQueue
 	slots   []slot
 	free    []uint32 // slots not in use
 	stopped bool
@@ -80,17 +80,17 @@ type Scheduler struct {
 
 // NewScheduler returns an empty scheduler at time 0.
 func NewScheduler() *Scheduler {
-	return &Scheduler{heap: make([]entry, 0, 1024), slots: make([]slot, 0, 1024), StopPollEvery: 1 << 16, seqLimit: maxSeq}
+	return &Scheduler{slots: make([]slot, 0, 1024), StopPollEvery: 1 << 16, seqLimit: maxSeq}
 }
 
 // Now is the current simulated time.
 func (s *Scheduler) Now() Time { return s.now }
 
 // Pending is the number of queued events.
-func (s *Scheduler) Pending() int { return len(s.heap) }
+func (s *Scheduler) Pending() int { return s.q.len() }
 
 // Foreground is the number of queued events that are not Background.
-func (s *Scheduler) Foreground() int { return len(s.heap) - s.Background }
+func (s *Scheduler) Foreground() int { return s.q.len() - s.Background }
 
 // At schedules h at absolute time t (clamped to now: the past is not
 // reachable).
@@ -113,15 +113,14 @@ func (s *Scheduler) At(t Time, h Handler, arg uint64) {
 	if s.seq++; s.seq > s.seqLimit {
 		s.renumber()
 	}
-	s.heap = append(s.heap, entry{at: t, key: s.seq<<slotBits | uint64(i)})
-	s.up(len(s.heap) - 1)
+	s.q.push(entry{at: t, key: s.seq<<slotBits | uint64(i)})
 }
 
 // renumber gives the pending events insertion numbers 1, 2, … in their
-// order, which the heap keeps (sorted, it is a heap), and the next event
-// the number after them.
+// order, and the next event the number after them.
 func (s *Scheduler) renumber() {
-	slices.SortFunc(s.heap, func(a, b entry) int {
+	all := s.q.drain()
+	slices.SortFunc(all, func(a, b entry) int {
 		switch {
 		case a.before(&b):
 			return -1
@@ -130,10 +129,13 @@ func (s *Scheduler) renumber() {
 		}
 		return 0
 	})
-	for k := range s.heap {
-		s.heap[k].key = uint64(k+1)<<slotBits | s.heap[k].key&slotMask
+	last := s.q.last
+	for k := range all {
+		all[k].key = uint64(k+1)<<slotBits | all[k].key&slotMask
+		s.q.push(all[k])
 	}
-	s.seq = uint64(len(s.heap)) + 1
+	s.q.last = last
+	s.seq = uint64(len(all)) + 1
 }
 
 // After schedules h at now+d.
@@ -154,13 +156,12 @@ func (s *Scheduler) Run(end Time) Time {
 	if poll == 0 {
 		poll = 1 << 16
 	}
-	for len(s.heap) > 0 && !s.stopped {
-		top := s.heap[0]
-		if end >= 0 && top.at > end {
+	for s.q.len() > 0 && !s.stopped {
+		if end >= 0 && s.q.peek().at > end {
 			s.now = end
 			return s.now
 		}
-		s.pop()
+		top := s.q.pop()
 		i := uint32(top.key & slotMask)
 		ev := s.slots[i]
 		s.slots[i] = slot{}
@@ -173,56 +174,6 @@ func (s *Scheduler) Run(end Time) Time {
 		}
 	}
 	return s.now
-}
-
-const arity = 4
-
-func (s *Scheduler) up(i int) {
-	h := s.heap
-	e := h[i]
-	for i > 0 {
-		p := (i - 1) / arity
-		if !e.before(&h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = e
-}
-
-func (s *Scheduler) pop() {
-	h := s.heap
-	n := len(h) - 1
-	last := h[n]
-	s.heap = h[:n]
-	if n == 0 {
-		return
-	}
-	h = s.heap
-	i := 0
-	for {
-		c := i*arity + 1
-		if c >= n {
-			break
-		}
-		best := c
-		end := c + arity
-		if end > n {
-			end = n
-		}
-		for j := c + 1; j < end; j++ {
-			if h[j].before(&h[best]) {
-				best = j
-			}
-		}
-		if !h[best].before(&last) {
-			break
-		}
-		h[i] = h[best]
-		i = best
-	}
-	h[i] = last
 }
 
 // RNG is a seeded random stream. Each consumer (ECMP hash seeds, RED
