@@ -84,7 +84,7 @@ func TestValidateResolvesReferences(t *testing.T) {
 		{"buffer too small for the headroom", refTopo + refWork + "switch:\n  buffer: 1MiB\n",
 			`t.yaml:4:11: switch.buffer: switch leaf0: the PFC headroom of its 12 ports`},
 		{"route tables beyond the memory limit", refWork + "topology: {hosts: 65536, hosts_per_leaf: 64}\nsim: {memory_limit: 1GiB}\n",
-			`t.yaml:2:1: topology: the route tables of this topology need about 1.6 GiB, more than sim.memory_limit (1GiB); use fewer hosts or switches, or raise sim.memory_limit`},
+			`t.yaml:2:1: topology: the route tables of this topology need about 1.9 GiB, more than sim.memory_limit (1GiB); use fewer hosts or switches, or raise sim.memory_limit`},
 		{"messages that yield none", refTopo + "workload: {kind: messages, size_dist: small.txt, load: 0.01, duration: 1ns}\n",
 			`t.yaml:2:72: workload.duration: 1ns at load 0.01 yields no message (about 0.027 expected, none drawn with seed 1); raise duration or load`},
 		{"messages job that yields none", refTopo + refWork + "jobs:\n  - {name: rpc, kind: messages, size_dist: small.txt, load: 0.01, duration: 1ns, host_offset: 8, ranks: 8}\n",
