@@ -70,8 +70,9 @@ type Engine struct {
 	// DataPort is the data endpoints' port (0 = DefaultDataPort).
 	DataPort int
 	// Heartbeat is how often the controller checks on every agent during
-	// a run (0 = 200ms); an agent that does not answer within two
-	// heartbeats fails the run.
+	// a run (0 = 200ms); each check waits two heartbeats for its answer,
+	// and an agent that leaves three checks in a row unanswered fails the
+	// run.
 	Heartbeat units.Duration
 	// Log hears the stages (nil: silent).
 	Log io.Writer

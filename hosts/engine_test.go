@@ -3,6 +3,7 @@ package hosts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type fakeAgent struct {
 	skew   int64 // agent clock − true clock
 	events chan wire.Event
 	dead   bool // answers nothing from now on
+	// late is how many checkpoints from now on get no answer in time
+	// (and silent: all of them).
+	late   int
+	silent bool
 	mu     sync.Mutex
 	posts  int
 	spec   wire.RunSpec
@@ -182,7 +187,17 @@ func (a *fakeAgent) Events(ctx context.Context) (<-chan wire.Event, error) {
 	}()
 	return out, nil
 }
-func (a *fakeAgent) Checkpoint(context.Context) (wire.Checkpoint, error) {
+func (a *fakeAgent) Checkpoint(ctx context.Context) (wire.Checkpoint, error) {
+	a.mu.Lock()
+	late := a.silent || a.late > 0
+	if a.late > 0 {
+		a.late--
+	}
+	a.mu.Unlock()
+	if late {
+		<-ctx.Done()
+		return wire.Checkpoint{}, fmt.Errorf("agent %d: checkpoint: %w", a.idx, wire.ErrNoAnswer)
+	}
 	return wire.Checkpoint{T: a.clock()}, a.alive()
 }
 func (a *fakeAgent) Stop(context.Context) (wire.Final, error) { return wire.Final{}, a.alive() }
@@ -279,7 +294,7 @@ func TestRunAllToAllOnFakeAgents(t *testing.T) {
 	}
 }
 
-// An agent that stops answering fails the run within two heartbeats, named
+// An agent that stops answering (a refused connection) fails the run at once, named
 // with its hosts; the run does not hang.
 func TestDeadAgentFailsTheRun(t *testing.T) {
 	inv, n := rig(t, 4)
@@ -307,6 +322,46 @@ func TestDeadAgentFailsTheRun(t *testing.T) {
 	}
 	if tr == nil || tr.Done() {
 		t.Error("a failed run has a complete trace")
+	}
+}
+
+// A late answer or two is a busy machine, not a dead agent: the run goes
+// on. An agent that leaves missedChecks checks in a row unanswered fails
+// it, named.
+func TestLateAgentIsNotDead(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		late   int
+		silent bool
+	}{{"two late answers", missedChecks - 1, false}, {"silent", 0, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			inv, n := rig(t, 4)
+			e := &Engine{Inventory: inv, Dial: n.dial, Heartbeat: 20_000_000_000} // 20 ms
+			j := job(t, strings.Replace(scen, "256KiB", "512MiB", 1))
+			p, err := e.Plan(j, planTogether)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := n.agents[1]
+			a.mu.Lock()
+			a.late, a.silent = c.late, c.silent
+			a.mu.Unlock()
+			tr, err := e.Run(context.Background(), p, nil)
+			if c.silent {
+				if err == nil || !strings.Contains(err.Error(), "agentB:7470 (hosts 2, 3) stopped answering") {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err != nil || tr == nil || !tr.Done() {
+				t.Fatalf("run failed: %v", err)
+			}
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if a.late != 0 {
+				t.Errorf("the run ended before the late checks (%d left)", a.late)
+			}
+		})
 	}
 }
 

@@ -546,6 +546,10 @@ func (r *run) startNotifiers(ctx context.Context, wg *sync.WaitGroup, fail func(
 	}
 }
 
+// missedChecks is how many checks in a row an agent may leave
+// unanswered before it fails the run.
+const missedChecks = 3
+
 // heartbeat is how often every agent is checked on.
 func (r *run) heartbeat() time.Duration {
 	if hb := wallDuration(r.e.Heartbeat); hb > 0 {
@@ -554,8 +558,11 @@ func (r *run) heartbeat() time.Duration {
 	return 200 * time.Millisecond
 }
 
-// startHeartbeats checkpoints every agent each heartbeat; one that does
-// not answer within two heartbeats fails the run, named.
+// startHeartbeats checkpoints every agent each heartbeat; a check waits
+// two heartbeats for its answer. An agent that leaves missedChecks checks
+// in a row unanswered, or whose check fails otherwise (a reset
+// connection, a refusal), fails the run, named: one late answer from a
+// busy machine is not a dead agent.
 func (r *run) startHeartbeats(ctx context.Context, wg *sync.WaitGroup, fail func(error)) {
 	hb := r.heartbeat()
 	for i, a := range r.agents {
@@ -566,6 +573,7 @@ func (r *run) startHeartbeats(ctx context.Context, wg *sync.WaitGroup, fail func
 		// for seconds (four losses in a row: about 3 s): a stall is
 		// nothing moved for stallTime.
 		stalls := stallWatch{last: map[int]connProgress{}, after: int(max(stallTime/hb, 2))}
+		missed := 0
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -584,9 +592,13 @@ func (r *run) startHeartbeats(ctx context.Context, wg *sync.WaitGroup, fail func
 					return
 				}
 				if err != nil {
+					if missed++; errors.Is(err, wire.ErrNoAnswer) && missed < missedChecks {
+						continue
+					}
 					fail(fmt.Errorf("%s stopped answering: %v", r.agentName(i), err))
 					return
 				}
+				missed = 0
 				if err := stalls.check(cp); err != nil {
 					fail(fmt.Errorf("%s: %v", r.agentName(i), err))
 					return

@@ -373,7 +373,7 @@ func (c *Client) fail(what string, err error) error {
 		msg := oneLine(ce.Message())
 		switch ce.Code() {
 		case connect.CodeDeadlineExceeded:
-			return fmt.Errorf("agent %s: %s: no answer in time", c.addr, what)
+			return fmt.Errorf("agent %s: %s: %w", c.addr, what, wire.ErrNoAnswer)
 		case connect.CodeCanceled:
 			return fmt.Errorf("agent %s: %s: cancelled", c.addr, what)
 		case connect.CodeUnavailable, connect.CodeUnknown:

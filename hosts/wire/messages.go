@@ -1,6 +1,13 @@
 package wire
 
-import "net/netip"
+import (
+	"errors"
+	"net/netip"
+)
+
+// ErrNoAnswer is what a call that got no answer before its deadline
+// wraps: the controller tells a late agent from a failed one by it.
+var ErrNoAnswer = errors.New("no answer in time")
 
 // Empty is the request or response of a procedure that carries nothing.
 type Empty struct{}
