@@ -33,6 +33,8 @@ type testHost struct {
 	ptrs      map[*fabric.Packet]bool
 
 	got []rx
+	// ints are the telemetry records of the packets received with one.
+	ints []fabric.INTRecord
 }
 
 type rx struct {
@@ -52,6 +54,9 @@ func (h *testHost) Receive(p *fabric.Packet, in *fabric.Port) {
 		panic(fmt.Sprintf("%s: packet delivered on a foreign port", h.Name()))
 	}
 	h.got = append(h.got, rx{at: h.net.Sched.Now(), src: p.Src, psn: p.PSN, prio: p.Prio, ce: p.CE, kind: p.Kind, wire: p.Wire})
+	if p.INT != 0 {
+		h.ints = append(h.ints, *h.net.INT.Get(p.INT))
+	}
 	h.net.Consume(p)
 }
 
@@ -69,6 +74,9 @@ func (h *testHost) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 	}
 	p := h.net.Pool.Get()
 	*p = *tmpl
+	if tmpl.INT != 0 { // a template asking for telemetry
+		p.INT = h.net.INT.New()
+	}
 	h.sent++
 	h.grants = append(h.grants, now)
 	if h.ptrs != nil {

@@ -24,6 +24,10 @@ type Network struct {
 	// switch egress queue and how much of that the queue was paused by PFC
 	// (explain mode); nil costs nothing.
 	Observer Observer
+	// INT holds the in-band telemetry of the packets that carry it
+	// (Packet.INT); switches stamp it at every egress. Empty unless a
+	// transport asks for telemetry (HPCC).
+	INT INTTable
 	// OnDeadlock, when set, hears the first PFC deadlock (deadlock.go): a
 	// cycle of egress queues each paused by the next, held for 100 µs.
 	OnDeadlock func(*Deadlock)
@@ -40,7 +44,9 @@ type Network struct {
 
 // NewNetwork makes an empty network of nHosts hosts.
 func NewNetwork(s *sim.Scheduler, seed uint64, nHosts int) *Network {
-	return &Network{Sched: s, Seed: seed, HostPorts: make([]*Port, nHosts)}
+	n := &Network{Sched: s, Seed: seed, HostPorts: make([]*Port, nHosts)}
+	n.Pool.INT = &n.INT
+	return n
 }
 
 // AddSwitch creates a switch. Its ECMP seed mixes the network seed and
@@ -203,4 +209,39 @@ type Observer interface {
 	// Queued reports that p left switch port pt after waiting wait, of
 	// which paused was spent with the queue paused by downstream PFC.
 	Queued(p *Packet, pt *Port, wait, paused sim.Time)
+}
+
+// Path is the ports a packet from host src to host dst leaves through on
+// the idle fabric, src's NIC port first: the first choice of every
+// switch's group (on a symmetric fabric every choice is as long). It
+// stops at a switch with no route (or after 64 hops: a loop).
+func (n *Network) Path(src, dst int) []*Port {
+	pt := n.HostPorts[src]
+	if pt == nil {
+		return nil
+	}
+	ports := []*Port{pt}
+	for len(ports) < 64 {
+		sw, ok := pt.Peer.Owner.(*Switch)
+		if !ok || dst >= len(sw.Next) || len(sw.Next[dst]) == 0 {
+			break
+		}
+		pt = sw.Next[dst][0]
+		ports = append(ports, pt)
+	}
+	return ports
+}
+
+// BaseRTT is the unloaded round trip from host src to host dst and back:
+// a data frame of dataWire bytes serialized and propagated on every hop
+// there, a control frame of ctrlWire bytes on every hop back.
+func (n *Network) BaseRTT(src, dst int, dataWire, ctrlWire int32) sim.Time {
+	var t sim.Time
+	for _, pt := range n.Path(src, dst) {
+		t += pt.TxTime(dataWire) + pt.Delay
+	}
+	for _, pt := range n.Path(dst, src) {
+		t += pt.TxTime(ctrlWire) + pt.Delay
+	}
+	return t
 }

@@ -75,6 +75,10 @@ type Packet struct {
 	// Msg is the sender's message id, carried so the receiver can report
 	// completion (and observers can tell messages apart).
 	Msg int32
+	// INT names the packet's in-band telemetry record in Network.INT
+	// (index + 1; 0 = the packet collects none): switches stamp a hop
+	// on it as it leaves them (HPCC).
+	INT int32
 	// PSN is the sequence number: RoCE's packet sequence number (data) or
 	// the acknowledged/expected PSN (ack/nack), TCP's sequence or
 	// acknowledgement number, Homa's offset.
@@ -93,6 +97,9 @@ type Header [5]uint64
 // Pool is a free list of packets. One simulation owns one pool.
 type Pool struct {
 	free *Packet
+	// INT is the network's telemetry table (Network.INT), where Put
+	// returns a packet's record.
+	INT *INTTable
 	// Live is the number of packets handed out and not yet returned.
 	Live int64
 	// Allocated is how many packets were ever made: the pool's high-water
@@ -114,8 +121,11 @@ func (pl *Pool) Get() *Packet {
 	return p
 }
 
-// Put returns p to the pool.
+// Put returns p to the pool (and its telemetry record to INT).
 func (pl *Pool) Put(p *Packet) {
+	if p.INT != 0 {
+		pl.INT.Release(p.INT)
+	}
 	p.next = pl.free
 	pl.free = p
 	pl.Live--

@@ -175,6 +175,9 @@ func (pt *Port) trySend(now sim.Time) {
 				pt.mark(p, pt.qbytes[pr]) // from the queue it leaves behind
 			}
 			pt.sw.release(p)
+			if p.INT != 0 {
+				pt.net.INT.stamp(p, pt, now)
+			}
 			if o := pt.net.Observer; o != nil && p.Kind == Data {
 				o.Queued(p, pt, now-p.enq, pt.pausedFor(uint8(pr), now)-p.enqPaused)
 			}

@@ -63,6 +63,10 @@ func newRoCELayer(s *Sim, net *fabric.Network, delivered func(msg int32, now sim
 	if err != nil {
 		return nil, err
 	}
+	hp := scenario.HPCCParams(spec)
+	if hp.Enabled {
+		dq.Enabled = false // HPCC replaces DCQCN: no CNPs, no reaction point
+	}
 	t := roce.New(net, roce.Config{
 		MTU:              int32(spec.NIC.MTU),
 		Overhead:         int32(spec.NIC.Overhead),
@@ -74,6 +78,7 @@ func newRoCELayer(s *Sim, net *fabric.Network, delivered func(msg int32, now sim
 		DataPrio:         uint8(spec.NIC.DataPriority),
 		CtrlPrio:         uint8(spec.NIC.ControlPriority),
 		DCQCN:            dq,
+		HPCC:             hp,
 		ControlWire:      int32(spec.NIC.ControlWire),
 		CNPOnAck:         spec.NIC.CNP == "ack",
 		ActiveQPs:        spec.NIC.ActiveQPs,

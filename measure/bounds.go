@@ -26,23 +26,7 @@ type FabricBounds struct {
 
 // path returns the ports a packet from src to dst crosses (first ECMP
 // choice at each switch: on a symmetric fabric every choice is as long).
-func (b *FabricBounds) path(src, dst int) []*fabric.Port {
-	pt := b.Topo.Net.HostPorts[src]
-	ports := []*fabric.Port{pt}
-	for i := 0; i < 64; i++ {
-		sw, ok := pt.Peer.Owner.(*fabric.Switch)
-		if !ok {
-			break
-		}
-		g := sw.Next[dst]
-		if len(g) == 0 {
-			break
-		}
-		pt = g[0]
-		ports = append(ports, pt)
-	}
-	return ports
-}
+func (b *FabricBounds) path(src, dst int) []*fabric.Port { return b.Topo.Net.Path(src, dst) }
 
 // AloneFCT is the completion time of a message of bytes from src to dst on
 // the idle fabric: every packet serialized at the path's slowest link, the

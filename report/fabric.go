@@ -126,6 +126,14 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 		if tr.DCQCN.Preset == "off" {
 			cc = "RoCEv2, no congestion control (DCQCN off)"
 		}
+		if tr.CC == "hpcc" {
+			h := scenario.HPCCParams(s)
+			rtt := "each QP's base RTT"
+			if h.BaseRTT > 0 {
+				rtt = "base RTT " + h.BaseRTT.String()
+			}
+			cc = fmt.Sprintf("RoCEv2, HPCC (η %g, max stage %d, AI %s, %s; INT on every switch)", h.Eta, h.MaxStage, h.RateAI, rtt)
+		}
 	case "homa":
 		cc = "Homa (receiver-driven)"
 	case "dctcp":

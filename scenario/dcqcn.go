@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fabriclab/transport/roce"
+	"fabriclab/units"
 )
 
 // DCQCNParams resolves a scenario's DCQCN preset and per-knob overrides into
@@ -10,6 +11,37 @@ import (
 // a report can show them.
 func DCQCNParams(spec *Scenario) (roce.DCQCNParams, error) {
 	return dcqcnParams(spec.Transport.DCQCN)
+}
+
+// HPCC's defaults: the paper's η and maxStage, a 50 Mb/s additive step
+// (0.05% of 100G), and the floor of the HPCC authors' ns-3 code.
+const (
+	DefaultHPCCEta      = 0.95
+	DefaultHPCCMaxStage = 5
+	DefaultHPCCRateAI   = 50 * units.Mbps
+	DefaultHPCCMinRate  = 100 * units.Mbps
+)
+
+// HPCCParams resolves transport.cc and transport.hpcc: HPCC enabled (and
+// DCQCN, which it replaces, off) with cc: hpcc, each knob at its default
+// unless set.
+func HPCCParams(spec *Scenario) roce.HPCCParams {
+	h := spec.Transport.HPCC
+	p := roce.HPCCParams{Enabled: spec.Transport.CC == "hpcc", Eta: DefaultHPCCEta, MaxStage: DefaultHPCCMaxStage,
+		RateAI: DefaultHPCCRateAI, MinRate: DefaultHPCCMinRate, BaseRTT: h.BaseRTT}
+	if h.Eta > 0 {
+		p.Eta = h.Eta
+	}
+	if h.MaxStage > 0 {
+		p.MaxStage = h.MaxStage
+	}
+	if h.RateAI > 0 {
+		p.RateAI = h.RateAI
+	}
+	if h.MinRate > 0 {
+		p.MinRate = h.MinRate
+	}
+	return p
 }
 
 func dcqcnParams(d DCQCN) (roce.DCQCNParams, error) {

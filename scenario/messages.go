@@ -188,6 +188,13 @@ func (c *checker) transportKnobs(t Transport) {
 	c.need(h.ResendTimeout >= 0, hp+"resend_timeout", "must not be negative (0 = 10ms), got %v", h.ResendTimeout)
 	c.need(h.MaxResends >= 0, hp+"max_resends", "must not be negative (0 = 5), got %d", h.MaxResends)
 	c.need(h.FIFOGrantFraction >= 0 && h.FIFOGrantFraction < 1, hp+"fifo_grant_fraction", "must be in [0, 1), got %v", h.FIFOGrantFraction)
+	hc := t.HPCC
+	const hcp = "transport.hpcc."
+	c.need(hc.Eta >= 0 && hc.Eta <= 1, hcp+"eta", "must be in (0, 1] (0 = 0.95), got %v", hc.Eta)
+	c.need(hc.MaxStage >= 0 && hc.MaxStage <= 1000, hcp+"max_stage", "must be between 1 and 1000 (0 = 5), got %d", hc.MaxStage)
+	c.need(hc.RateAI >= 0, hcp+"rate_ai", "must not be negative (0 = 50Mbps), got %v", hc.RateAI)
+	c.need(hc.MinRate >= 0, hcp+"min_rate", "must not be negative (0 = 100Mbps), got %v", hc.MinRate)
+	c.need(hc.BaseRTT >= 0, hcp+"base_rtt", "must not be negative (0 = each QP's unloaded round trip), got %v", hc.BaseRTT)
 	c.need(tc.InitCwnd >= 0, tp+"init_cwnd", "must not be negative (0 = 10 segments), got %d", tc.InitCwnd)
 	c.need(tc.G >= 0 && tc.G <= 1, tp+"g", "must be in (0, 1] (0 = 1/16), got %v", tc.G)
 	c.need(tc.MinRTO >= 0, tp+"min_rto", "must not be negative (0 = 10ms), got %v", tc.MinRTO)

@@ -267,10 +267,30 @@ type PFC struct {
 type Transport struct {
 	// Kind is roce (RoCEv2 with DCQCN), homa (receiver-driven), dctcp or
 	// tcp (window-based, ECN as DCTCP or as plain TCP).
-	Kind  string `yaml:"kind" json:"kind"`
+	Kind string `yaml:"kind" json:"kind"`
+	// CC is RoCE's congestion control: dcqcn (the default: ECN marks,
+	// CNPs, transport.dcqcn's knobs) or hpcc (in-band telemetry stamped
+	// by every switch, transport.hpcc's knobs).
+	CC    string `yaml:"cc" json:"cc,omitempty"`
 	DCQCN DCQCN  `yaml:"dcqcn" json:"dcqcn"`
+	HPCC  HPCC   `yaml:"hpcc" json:"hpcc"`
 	Homa  Homa   `yaml:"homa" json:"homa"`
 	TCP   TCP    `yaml:"tcp" json:"tcp"`
+}
+
+// HPCC's knobs (transport.cc: hpcc); zero means the default.
+type HPCC struct {
+	// Eta is the target utilisation η of the most loaded link (0 = 0.95).
+	Eta float64 `yaml:"eta" json:"eta,omitempty"`
+	// MaxStage is how many additive steps run before a multiplicative one
+	// (0 = 5).
+	MaxStage int `yaml:"max_stage" json:"max_stage,omitempty"`
+	// RateAI is the additive increase of one update (0 = 50Mbps).
+	RateAI units.Rate `yaml:"rate_ai" json:"rate_ai,omitempty"`
+	// MinRate is the rate's floor (0 = 100Mbps).
+	MinRate units.Rate `yaml:"min_rate" json:"min_rate,omitempty"`
+	// BaseRTT is T (0 = each QP's unloaded round trip on its path).
+	BaseRTT units.Duration `yaml:"base_rtt" json:"base_rtt,omitempty"`
 }
 
 // Homa's knobs (transport.kind homa); zero means the default documented

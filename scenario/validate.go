@@ -325,6 +325,13 @@ func (c *checker) transport(t Transport, topo Topology) {
 		return
 	}
 	c.transportKnobs(t)
+	if t.CC != "" {
+		c.need(t.CC == "dcqcn" || t.CC == "hpcc", p+"cc", "unknown congestion control %q; use dcqcn or hpcc", t.CC)
+		c.need(t.Kind == "roce", p+"cc", "is RoCE's congestion control (transport.kind: roce), not %s's", t.Kind)
+	}
+	if t.CC == "hpcc" {
+		c.need(t.HPCC.MinRate <= topo.HostLink.Rate, p+"hpcc.min_rate", "%v is above the host link rate %v", t.HPCC.MinRate, topo.HostLink.Rate)
+	}
 	const d = p + "dcqcn."
 	if _, err := roce.Preset(t.DCQCN.Preset); err != nil {
 		c.fail(d+"preset", "unknown preset %q; use one of: %s", t.DCQCN.Preset, choices(roce.PresetNames()))

@@ -35,6 +35,10 @@ type Config struct {
 	DataPrio uint8
 	CtrlPrio uint8
 	DCQCN    DCQCNParams
+	// HPCC, when enabled, replaces DCQCN (which must then be off): data
+	// packets collect in-band telemetry, ACKs echo it, the sender sets
+	// its rate and window from it.
+	HPCC HPCCParams
 	// ControlWire is the wire size of ACK, NACK and CNP frames (0 =
 	// DefaultControlWire).
 	ControlWire int32
@@ -111,6 +115,9 @@ func (t *Transport) Connect(src, dst int) QP {
 	si := int32(len(s.send))
 	q := &sendQP{nic: s, idx: si, dst: int32(dst), peer: ri}
 	q.Sender.Init(&t.cfg, s.lineRate)
+	if t.cfg.HPCC.Enabled && t.cfg.HPCC.BaseRTT == 0 {
+		q.Sender.SetBaseRTT(t.Net.BaseRTT(src, dst, t.cfg.MTU+t.cfg.Overhead, t.cfg.ControlWire))
+	}
 	s.send = append(s.send, q)
 	d.recv[ri].peer = si
 	return QP{Src: int32(src), Dst: int32(dst), idx: si}
@@ -341,6 +348,9 @@ func (q *sendQP) packet(now sim.Time) *fabric.Packet {
 		p.Hdr[0] = hdrLast
 	}
 	p.Wire = d.Wire
+	if n.t.cfg.HPCC.Enabled {
+		p.INT = n.Net.INT.New()
+	}
 	if d.Retransmit {
 		n.C.Retransmits++
 	}
@@ -383,11 +393,15 @@ func (q *sendQP) OnEvent(now sim.Time, arg uint64) {
 		}
 		q.OnRateTimer(now)
 		q.armRate()
-		// A QP waiting for its send time waits at the new rate.
-		if q.heapIdx > 0 && q.Repace() {
-			q.nic.waiting.up(q.heapIdx - 1)
-			q.nic.scheduleWake(now)
-		}
+		q.repace(now)
+	}
+}
+
+// repace makes a QP waiting for its send time wait at its new rate.
+func (q *sendQP) repace(now sim.Time) {
+	if q.heapIdx > 0 && q.Repace() {
+		q.nic.waiting.up(q.heapIdx - 1)
+		q.nic.scheduleWake(now)
 	}
 }
 
@@ -403,7 +417,12 @@ func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
 			q.OnCNP(now)
 			q.armRate()
 		}
-		if q.OnAck(now, p.PSN) {
+		progress := q.OnAck(now, p.PSN)
+		if p.INT != 0 && q.OnINT(p.PSN, n.Net.INT.Get(p.INT)) {
+			q.repace(now)
+			progress = true // the window may have opened
+		}
+		if progress {
 			n.activate(q)
 		}
 	case fabric.Nack:
@@ -415,6 +434,9 @@ func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
 		}
 		if q.OnAck(now, p.PSN) {
 			n.activate(q)
+		}
+		if p.INT != 0 && q.OnINT(p.PSN, n.Net.INT.Get(p.INT)) {
+			q.repace(now)
 		}
 		q.Rewind(p.PSN)
 		n.activate(q)
@@ -434,7 +456,7 @@ func (n *NIC) receiveData(now sim.Time, p *fabric.Packet) {
 	rp, t.done = r.OnData(now, &d, t.done[:0])
 	if rp.CNP {
 		n.C.CNPs++
-		n.control(fabric.CNP, p.DstQP, 0, false)
+		n.control(fabric.CNP, p.DstQP, 0, false, 0)
 	}
 	if rp.ControlCNP {
 		n.C.CNPs++ // a notification all the same, carried by the ACK below
@@ -451,15 +473,19 @@ func (n *NIC) receiveData(now sim.Time, p *fabric.Packet) {
 	}
 	switch rp.Control {
 	case SendAck:
-		n.control(fabric.Ack, p.DstQP, rp.PSN, rp.ControlCNP)
+		n.control(fabric.Ack, p.DstQP, rp.PSN, rp.ControlCNP, p.INT)
+		p.INT = 0
 	case SendNack:
-		n.control(fabric.Nack, p.DstQP, rp.PSN, rp.ControlCNP)
+		n.control(fabric.Nack, p.DstQP, rp.PSN, rp.ControlCNP, p.INT)
+		p.INT = 0
 	}
 }
 
 // control sends an ACK, NACK or CNP back to the sender of receive QP ri;
-// cnp flags an ACK or NACK as carrying a notification.
-func (n *NIC) control(k fabric.Kind, ri int32, psn int64, cnp bool) {
+// cnp flags an ACK or NACK as carrying a notification, and rec is the
+// telemetry record (Packet.INT) of the data packet it answers, which it
+// takes over (HPCC; 0 = none).
+func (n *NIC) control(k fabric.Kind, ri int32, psn int64, cnp bool, rec int32) {
 	r := &n.recv[ri]
 	c := n.Net.Pool.Get()
 	c.Kind = k
@@ -471,6 +497,7 @@ func (n *NIC) control(k fabric.Kind, ri int32, psn int64, cnp bool) {
 	c.Src, c.Dst = n.ID, r.src
 	c.SrcQP, c.DstQP = ri, r.peer
 	c.PSN = psn
+	c.INT = rec
 	n.Port.Enqueue(c)
 }
 

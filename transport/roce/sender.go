@@ -1,6 +1,7 @@
 package roce
 
 import (
+	"fabriclab/fabric"
 	"fabriclab/sim"
 	"fabriclab/units"
 )
@@ -18,6 +19,7 @@ import (
 //	s.OnAck(now, psn)                  // a cumulative ACK: every PSN below psn arrived
 //	s.OnAck(now, psn); s.Rewind(psn)   // a NACK: the same, then go back to psn
 //	s.OnCNP(now)                       // a CNP, for DCQCN's reaction point
+//	s.OnINT(psn, rec)                  // an ACK's telemetry, for HPCC (hpcc.go)
 //	s.RTODeadline(); s.OnRTO(now)      // the retransmission timer
 //	s.RateDeadline(); s.OnRateTimer(now) // DCQCN's timers
 //	s.Repace()                         // the rate rose: shorten the pacing wait
@@ -52,7 +54,7 @@ import (
 // una (a timeout) and re-arms at now + RTO; with nothing outstanding nor
 // left to send it disarms. RTO ≤ 0 turns the timer off.
 //
-// # Pacing and DCQCN
+// # Pacing, DCQCN and HPCC
 //
 // The rate limiter lets the packet after one of w wire bytes go w/rate
 // after it, rate being the reaction point's current rate (line rate: no
@@ -60,7 +62,10 @@ import (
 // counter) and CNPs go to it when Config.DCQCN.Enabled. A rate change does
 // not move the pacing wait of a packet already scheduled unless the NIC
 // asks with Repace, which it does for a QP waiting on its rate limiter
-// after DCQCN's timers raised the rate (as a token bucket would).
+// after DCQCN's timers raised the rate (as a token bucket would). With
+// Config.HPCC.Enabled the rate is HPCC's instead, set by the telemetry
+// ACKs echo (OnINT), and the sender also stops while (nxt − una)·MTU ≥
+// the window R·T.
 type Sender struct {
 	cfg *Config
 
@@ -80,6 +85,7 @@ type Sender struct {
 	rtoDeadline sim.Time
 
 	rp ReactionPoint
+	hp HPCC // Config.HPCC.Enabled: the rate and window come from here
 }
 
 type qmsg struct {
@@ -115,6 +121,17 @@ func NewSender(cfg *Config, lineRate units.Rate) *Sender {
 func (s *Sender) Init(cfg *Config, lineRate units.Rate) {
 	*s = Sender{cfg: cfg}
 	s.rp.Init(cfg.DCQCN, lineRate)
+	if cfg.HPCC.Enabled {
+		s.hp.Init(&cfg.HPCC, lineRate, cfg.HPCC.BaseRTT)
+	}
+}
+
+// SetBaseRTT sets HPCC's base RTT T (when Config.HPCC.BaseRTT leaves it
+// to each QP's path); call it before the first packet.
+func (s *Sender) SetBaseRTT(t sim.Time) {
+	if s.cfg.HPCC.Enabled {
+		s.hp.Init(&s.cfg.HPCC, s.rp.line, t)
+	}
 }
 
 // Post queues message msg of bytes behind the ones posted before.
@@ -139,6 +156,9 @@ func (s *Sender) CanSend() bool {
 		return false
 	}
 	if mi := s.cfg.MaxInflight; mi > 0 && (s.nxt-s.una)*int64(s.cfg.MTU) >= mi {
+		return false
+	}
+	if s.cfg.HPCC.Enabled && (s.nxt-s.una)*int64(s.cfg.MTU) >= s.hp.Window() {
 		return false
 	}
 	return true
@@ -187,7 +207,7 @@ func (s *Sender) Next(now sim.Time) Data {
 
 // paced is when the rate limiter lets the packet after the last one go.
 func (s *Sender) paced() sim.Time {
-	if r := s.rp.Rate(); r < s.rp.line {
+	if r := s.Rate(); r < s.rp.line {
 		return s.lastSent + units.SerializationTime(units.Size(s.lastWire), r)
 	}
 	return s.lastSent
@@ -287,8 +307,22 @@ func (s *Sender) Repace() bool {
 	return false
 }
 
-// Rate is the current DCQCN rate.
-func (s *Sender) Rate() units.Rate { return s.rp.Rate() }
+// Rate is the current rate: HPCC's, or DCQCN's.
+func (s *Sender) Rate() units.Rate {
+	if s.cfg.HPCC.Enabled {
+		return s.hp.Rate()
+	}
+	return s.rp.Rate()
+}
+
+// OnINT hands HPCC the telemetry an ACK for psn echoed (when HPCC is
+// enabled); it reports whether the rate changed (the NIC then re-paces).
+func (s *Sender) OnINT(psn int64, rec *fabric.INTRecord) bool {
+	return s.cfg.HPCC.Enabled && s.hp.OnAck(psn, s.maxNxt, rec)
+}
+
+// HPCC is the QP's HPCC state (for inspection and tests).
+func (s *Sender) HPCC() *HPCC { return &s.hp }
 
 // ReactionPoint is the QP's DCQCN state (for inspection and tests).
 func (s *Sender) ReactionPoint() *ReactionPoint { return &s.rp }
