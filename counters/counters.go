@@ -29,6 +29,9 @@ type Counters struct {
 	// long; WatchdogDrops the packets its drop action discarded.
 	WatchdogTrips int64 `json:"pfc_watchdog_trips,omitempty"`
 	WatchdogDrops int64 `json:"pfc_watchdog_drops,omitempty"`
+	// Trims counts data packets a switch cut to their header instead of
+	// dropping them (switch.trimming).
+	Trims int64 `json:"trims,omitempty"`
 }
 
 // Add accumulates o into c (max for MaxQueueBytes; utilization is not summed).
@@ -45,6 +48,7 @@ func (c *Counters) Add(o Counters) {
 	c.OutOfOrder += o.OutOfOrder
 	c.WatchdogTrips += o.WatchdogTrips
 	c.WatchdogDrops += o.WatchdogDrops
+	c.Trims += o.Trims
 	c.TxPackets += o.TxPackets
 	c.TxBytes += o.TxBytes
 	if o.MaxQueueBytes > c.MaxQueueBytes {
@@ -54,7 +58,8 @@ func (c *Counters) Add(o Counters) {
 }
 
 // Conservation is the packet balance checked at the end of every run:
-// Injected = Delivered + Dropped + InFlight.
+// Injected = Delivered + Dropped + InFlight. The bytes trimming cut off
+// packets count as dropped.
 type Conservation struct {
 	InjectedBytes  int64 `json:"injected_bytes"`
 	DeliveredBytes int64 `json:"delivered_bytes"`

@@ -37,6 +37,9 @@ type Network struct {
 	InjectedBytes, InjectedPackets   int64
 	DeliveredBytes, DeliveredPackets int64
 	DroppedBytes, DroppedPackets     int64
+	// TrimmedPackets were cut to their headers (SwitchConfig.Trimming);
+	// the bytes cut off are in DroppedBytes.
+	TrimmedPackets int64
 	// DeliveredData is the payload of the data packets hosts received
 	// (retransmitted duplicates included): throughput over a window.
 	DeliveredData int64

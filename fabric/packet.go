@@ -53,6 +53,9 @@ type Packet struct {
 	Prio uint8
 	// CE is the ECN congestion-experienced mark.
 	CE bool
+	// Trimmed: a switch cut the packet to its headers instead of
+	// dropping it (SwitchConfig.Trimming); its payload is gone.
+	Trimmed bool
 
 	// Wire is the size on the wire including Overhead; Payload is the data
 	// carried.

@@ -13,6 +13,13 @@ type SwitchConfig struct {
 	// is also paused at XOFF. Lossy traffic is dropped when the buffer is
 	// full, beyond a guaranteed two frames per queue.
 	Buffer int64
+	// Trimming cuts a lossy data packet that would be dropped for want of
+	// buffer to its first TrimWire bytes (its headers) and forwards that
+	// at priority TrimPrio, so the receiver learns of the loss at once
+	// (Ultra Ethernet's packet trimming).
+	Trimming bool
+	TrimWire int32
+	TrimPrio uint8
 	// Lossless marks the priorities protected by PFC.
 	Lossless [NumPrio]bool
 	// XOFF/XON are ingress thresholds per port and priority, in bytes.
@@ -212,8 +219,16 @@ func (s *Switch) Receive(p *Packet, in *Port) {
 		// keeps a guaranteed minimum of two frames (so ACKs and CNPs get
 		// through a buffer that lossless traffic has filled).
 		if s.used+w > s.cfg.Buffer && out.qbytes[pr]+w > 2*s.cfg.MaxPacketWire {
-			s.drop(p, in)
-			return
+			if !s.cfg.Trimming || p.Kind != Data || p.Trimmed || p.Wire <= s.cfg.TrimWire {
+				s.drop(p, in)
+				return
+			}
+			s.trim(p, in)
+			w, pr = int64(p.Wire), p.Prio
+			if s.used+w > s.cfg.Buffer && out.qbytes[pr]+w > 2*s.cfg.MaxPacketWire {
+				s.drop(p, in)
+				return
+			}
 		}
 		in.ingress[pr] += w
 	}
@@ -285,6 +300,15 @@ func (s *Switch) release(p *Packet) {
 		}
 		s.poolWait = s.poolWait[:0]
 	}
+}
+
+// trim cuts p to its headers (SwitchConfig.Trimming): the bytes cut off
+// count as dropped, the packet goes on at the trim priority.
+func (s *Switch) trim(p *Packet, in *Port) {
+	in.C.Trims++
+	s.net.DroppedBytes += int64(p.Wire - s.cfg.TrimWire)
+	s.net.TrimmedPackets++
+	p.Wire, p.Payload, p.Trimmed, p.Prio = s.cfg.TrimWire, 0, true, s.cfg.TrimPrio
 }
 
 func (s *Switch) drop(p *Packet, in *Port) {

@@ -3,6 +3,7 @@ package lab
 import (
 	"fabriclab/transport/roce"
 	"fabriclab/transport/tcp"
+	"fabriclab/transport/uet"
 )
 
 // Per-flow telemetry (sim.telemetry.flows): what a transport can say of one
@@ -37,6 +38,19 @@ func roceProbe(t *roce.Transport, mtu int64) connProbe[roce.QP] {
 		state: func(qp roce.QP, w *flowWatch) (float64, int64) {
 			pk := t.Receiver(qp).Expected() - w.off
 			return float64(t.Sender(qp).Rate()) / 1e9, clampBytes(pk*mtu, w.bytes)
+		},
+	}
+}
+
+// uetProbe: NSCC's window, and the message's packets below the
+// receiver's cumulative point (what arrived in order: a lower bound on
+// what arrived).
+func uetProbe(t *uet.Transport, mtu int64) connProbe[uet.Conn] {
+	return connProbe[uet.Conn]{
+		metric: "cwnd_bytes",
+		offset: func(c uet.Conn) int64 { _, _, end := t.Sender(c).PSNs(); return end },
+		state: func(c uet.Conn, w *flowWatch) (float64, int64) {
+			return t.Sender(c).Window(), clampBytes((t.Receiver(c).Cum()-w.off)*mtu, w.bytes)
 		},
 	}
 }

@@ -36,6 +36,8 @@ func TestShippedExamplesRun(t *testing.T) {
 		"pfc-storm.yaml":                nil,
 		"link-flap.yaml":                {"workload.sizes.list=[4MiB]"},
 		"pfc-deadlock.yaml":             nil,
+		"transport-showdown.yaml": {"workload.sizes.list=[1MiB]",
+			"jobs=[{name: w5, kind: messages, size_dist: w5, load: 0.5, duration: 1ms, host_offset: 32, ranks: 32}]"},
 	}
 	// What an example shows by failing: its error.
 	wantErr := map[string]string{"pfc-deadlock.yaml/bounced": "PFC deadlock at "}

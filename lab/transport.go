@@ -8,6 +8,7 @@ import (
 	"fabriclab/scenario"
 	"fabriclab/sim"
 	"fabriclab/transport/roce"
+	"fabriclab/transport/uet"
 )
 
 // hostTransport is what a simulation needs of the transport on its hosts:
@@ -40,8 +41,11 @@ var transports = map[string]struct {
 	attach func(s *Sim, net *fabric.Network, delivered func(msg int32, now sim.Time)) (hostTransport, error)
 	costs  func(c *costs) transportCosts
 }{
-	"roce":  {newRoCELayer, func(c *costs) transportCosts { return c.roce }},
-	"homa":  {newHomaLayer, func(c *costs) transportCosts { return c.homa }},
+	"roce": {newRoCELayer, func(c *costs) transportCosts { return c.roce }},
+	"homa": {newHomaLayer, func(c *costs) transportCosts { return c.homa }},
+	// UET's per-connection state is RoCE's order of size (a few words of
+	// bitmap beyond it).
+	"uet":   {newUETLayer, func(c *costs) transportCosts { return c.roce }},
 	"dctcp": {newTCPLayer, func(c *costs) transportCosts { return c.tcp }},
 	"tcp":   {newTCPLayer, func(c *costs) transportCosts { return c.tcp }},
 }
@@ -87,6 +91,20 @@ func newRoCELayer(s *Sim, net *fabric.Network, delivered func(msg int32, now sim
 	s.RoCE = t
 	return &connLayer[roce.QP]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload,
 		probe: roceProbe(t, int64(spec.NIC.MTU))}, nil
+}
+
+// newUETLayer attaches Ultra Ethernet NICs (one connection per lab
+// connection).
+func newUETLayer(s *Sim, net *fabric.Network, delivered func(msg int32, now sim.Time)) (hostTransport, error) {
+	spec := s.Job.Spec
+	cfg := scenario.UETConfig(spec)
+	if cfg.NSCC.TargetDelay == 0 && len(net.HostPorts) > 1 {
+		cfg.NSCC.TargetDelay = net.BaseRTT(0, len(net.HostPorts)-1, cfg.MTU+cfg.Overhead, cfg.ControlWire) / 2
+	}
+	t := uet.New(net, cfg)
+	t.OnDelivered = delivered
+	return &connLayer[uet.Conn]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload,
+		probe: uetProbe(t, int64(spec.NIC.MTU))}, nil
 }
 
 // connTransport is a transport with connections (RoCE's queue pairs, TCP's

@@ -134,6 +134,24 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 			}
 			cc = fmt.Sprintf("RoCEv2, HPCC (η %g, max stage %d, AI %s, %s; INT on every switch)", h.Eta, h.MaxStage, h.RateAI, rtt)
 		}
+	case "uet":
+		u := tr.UET
+		lb, ccName := u.LB, u.CC
+		if lb == "" {
+			lb = "spray"
+		}
+		if ccName == "" {
+			ccName = "nscc"
+		}
+		n := u.Entropies
+		if n == 0 {
+			n = 256
+		}
+		spread := fmt.Sprintf("%s over %d entropies", lb, n)
+		if lb == "single" {
+			spread = "one entropy per connection"
+		}
+		cc = fmt.Sprintf("Ultra Ethernet (%s, %s, reliable unordered with SACK)", spread, strings.ToUpper(ccName))
 	case "homa":
 		cc = "Homa (receiver-driven)"
 	case "dctcp":
@@ -153,7 +171,14 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 	if s.NIC.ControlPriority == s.NIC.DataPriority {
 		extra += ", ACKs in the data class"
 	}
-	add("transport", "%s; MTU %s, %s%s", cc, s.NIC.MTU, s.NIC.OutOfOrder, extra)
+	if sw.Trimming {
+		extra += ", switches trim"
+	}
+	order := s.NIC.OutOfOrder
+	if kind == "uet" {
+		order = "any order"
+	}
+	add("transport", "%s; MTU %s, %s%s", cc, s.NIC.MTU, order, extra)
 	return f
 }
 

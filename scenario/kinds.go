@@ -370,6 +370,7 @@ var transportKindList = []*TransportKind{
 		return fmt.Sprintf("forwarding %s reorders packets but nic.out_of_order is go-back-n: every reordering costs a NACK and a resend (set nic.out_of_order: accept for NICs built for it)", p)
 	}},
 	{Name: "homa", PerMessage: true},
+	{Name: "uet"},
 	{Name: "dctcp", Streams: true, reorderNote: tcpReorderNote},
 	{Name: "tcp", Streams: true, reorderNote: tcpReorderNote},
 }

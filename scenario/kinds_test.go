@@ -68,7 +68,7 @@ func TestWorkloadKindHosts(t *testing.T) {
 }
 
 func TestTransportKinds(t *testing.T) {
-	if got := TransportKinds(); !slices.Equal(got, []string{"roce", "homa", "dctcp", "tcp"}) {
+	if got := TransportKinds(); !slices.Equal(got, []string{"roce", "homa", "uet", "dctcp", "tcp"}) {
 		t.Fatalf("TransportKinds() = %v", got)
 	}
 	k, ok := LookupTransportKind("")

@@ -176,6 +176,12 @@ type distEntry struct {
 	err error
 }
 
+// UET's load-balancing and congestion-control choices.
+var (
+	uetLBs = []string{"spray", "reps", "single"}
+	uetCCs = []string{"nscc", "rccc", "nscc+rccc"}
+)
+
 // transportKnobs checks the knobs of every transport (those of a transport
 // not chosen are kept, unread, so that variants can switch transports
 // under one set of settings, as dcqcn's are).
@@ -188,6 +194,17 @@ func (c *checker) transportKnobs(t Transport) {
 	c.need(h.ResendTimeout >= 0, hp+"resend_timeout", "must not be negative (0 = 10ms), got %v", h.ResendTimeout)
 	c.need(h.MaxResends >= 0, hp+"max_resends", "must not be negative (0 = 5), got %d", h.MaxResends)
 	c.need(h.FIFOGrantFraction >= 0 && h.FIFOGrantFraction < 1, hp+"fifo_grant_fraction", "must be in [0, 1), got %v", h.FIFOGrantFraction)
+	u := t.UET
+	const up = "transport.uet."
+	c.need(u.LB == "" || oneOf(u.LB, uetLBs), up+"lb", "unknown %q; use one of: %s", u.LB, choices(uetLBs))
+	c.need(u.CC == "" || oneOf(u.CC, uetCCs), up+"cc", "unknown %q; use one of: %s", u.CC, choices(uetCCs))
+	c.need(u.Entropies >= 0 && u.Entropies <= 65536, up+"entropies", "must be between 1 and 65536 (0 = 256), got %d", u.Entropies)
+	c.need(u.TargetDelay >= 0, up+"target_delay", "must not be negative (0 = half the base RTT), got %v", u.TargetDelay)
+	c.need(u.IncreaseGain >= 0, up+"increase_gain", "must not be negative (0 = 1), got %v", u.IncreaseGain)
+	c.need(u.FairIncrease >= 0, up+"fair_increase", "must not be negative (0 = 1), got %v", u.FairIncrease)
+	c.need(u.DecreaseGain >= 0 && u.DecreaseGain <= 1, up+"decrease_gain", "must be in (0, 1] (0 = 1), got %v", u.DecreaseGain)
+	c.need(u.MaxWindow == 0 || u.MaxWindow >= 0.1 && u.MaxWindow <= 100, up+"max_window", "must be between 0.1 and 100 BDPs (0 = 1.25), got %v", u.MaxWindow)
+	c.need(u.BaseRTT >= 0, up+"base_rtt", "must not be negative (0 = each connection's unloaded round trip), got %v", u.BaseRTT)
 	hc := t.HPCC
 	const hcp = "transport.hpcc."
 	c.need(hc.Eta >= 0 && hc.Eta <= 1, hcp+"eta", "must be in (0, 1] (0 = 0.95), got %v", hc.Eta)

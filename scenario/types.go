@@ -220,6 +220,11 @@ type Switch struct {
 	ECMPPolarized bool `yaml:"ecmp_polarized" json:"ecmp_polarized,omitempty"`
 	// ECMPSeed perturbs every switch's hash (each switch also mixes in its id).
 	ECMPSeed uint64 `yaml:"ecmp_seed" json:"ecmp_seed"`
+	// Trimming cuts a lossy data packet that finds no buffer to its
+	// headers (64 bytes) and forwards that at nic.control_priority, so its
+	// receiver asks for it at once (UET's packet trimming; read without
+	// PFC on the data priority, which never drops).
+	Trimming bool `yaml:"trimming" json:"trimming,omitempty"`
 }
 
 // TierForwarding is the forwarding policy of one switch tier.
@@ -275,7 +280,34 @@ type Transport struct {
 	DCQCN DCQCN  `yaml:"dcqcn" json:"dcqcn"`
 	HPCC  HPCC   `yaml:"hpcc" json:"hpcc"`
 	Homa  Homa   `yaml:"homa" json:"homa"`
+	UET   UET    `yaml:"uet" json:"uet"`
 	TCP   TCP    `yaml:"tcp" json:"tcp"`
+}
+
+// UET's knobs (transport.kind uet); zero means the default. The payload
+// per packet is nic.mtu, the retransmission timeout nic.rto.
+type UET struct {
+	// LB spreads packets over paths: spray (a new entropy per packet,
+	// cycling through Entropies), reps (reuse entropies acknowledged
+	// without marks) or single (one entropy per connection). "" = spray.
+	LB string `yaml:"lb" json:"lb,omitempty"`
+	// Entropies is how many entropy values spray and reps cycle through
+	// (0 = 256).
+	Entropies int `yaml:"entropies" json:"entropies,omitempty"`
+	// CC is nscc (sender window from ECN and delay), rccc (receiver
+	// credits) or nscc+rccc. "" = nscc.
+	CC string `yaml:"cc" json:"cc,omitempty"`
+	// TargetDelay is NSCC's target queuing delay (0 = half the base RTT
+	// between the first and last host).
+	TargetDelay units.Duration `yaml:"target_delay" json:"target_delay,omitempty"`
+	// IncreaseGain, FairIncrease (MTUs per RTT), DecreaseGain and
+	// MaxWindow (in BDPs) are NSCC's (0 = 1, 1, 1, 1.25).
+	IncreaseGain float64 `yaml:"increase_gain" json:"increase_gain,omitempty"`
+	FairIncrease float64 `yaml:"fair_increase" json:"fair_increase,omitempty"`
+	DecreaseGain float64 `yaml:"decrease_gain" json:"decrease_gain,omitempty"`
+	MaxWindow    float64 `yaml:"max_window" json:"max_window,omitempty"`
+	// BaseRTT (0 = each connection's unloaded round trip).
+	BaseRTT units.Duration `yaml:"base_rtt" json:"base_rtt,omitempty"`
 }
 
 // HPCC's knobs (transport.cc: hpcc); zero means the default.

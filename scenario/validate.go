@@ -849,6 +849,12 @@ func Notes(s *Scenario) []string {
 		}
 		out = append(out, note)
 	}
+	if s.Switch.Trimming && s.Switch.PFC.Enabled {
+		out = append(out, "switch.trimming acts on lossy traffic only: with PFC on the data priority nothing is dropped, so nothing is trimmed (set switch.pfc.enabled: false, as UET intends)")
+	}
+	if s.Switch.Trimming && s.Transport.Kind != "uet" {
+		out = append(out, fmt.Sprintf("switch.trimming: %s treats a trimmed packet as lost (only UET asks for it again at once)", s.Transport.Kind))
+	}
 	out = append(out, customNotes(s)...)
 	return append(out, timeLimitNotes(s)...)
 }
@@ -912,6 +918,9 @@ func (c *checker) routes(name string) ([]topo.Route, error) {
 	return e.routes, e.err
 }
 
+// TrimWire is what switch.trimming leaves of a packet: its headers.
+const TrimWire = 64
+
 // TopoSpec is what topo builds for a scenario: its topology and switch
 // sections, with the NIC's largest frame and the data priority made
 // lossless when PFC is on.
@@ -939,6 +948,9 @@ func TopoSpec(spec *Scenario) topo.Spec {
 		Policy:            fabric.Policies[sw.Forwarding],
 		FlowletGap:        sw.FlowletGap,
 		Polarized:         sw.ECMPPolarized,
+		Trimming:          sw.Trimming,
+		TrimWire:          TrimWire,
+		TrimPrio:          uint8(nic.ControlPriority),
 	}
 	if sw.PFC.Enabled {
 		cfg.Lossless[nic.DataPriority] = true

@@ -410,7 +410,9 @@ func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
 	now := n.Net.Sched.Now()
 	switch p.Kind {
 	case fabric.Data:
-		n.receiveData(now, p)
+		if !p.Trimmed { // a trimmed packet (switch trimming) is a loss here
+			n.receiveData(now, p)
+		}
 	case fabric.Ack:
 		q := n.send[p.DstQP]
 		if p.Hdr[0]&hdrCNP != 0 {

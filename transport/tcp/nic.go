@@ -318,7 +318,7 @@ func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
 	now := n.Net.Sched.Now()
 	switch p.Kind {
 	case fabric.Data:
-		if int(p.DstQP) < len(n.recv) {
+		if int(p.DstQP) < len(n.recv) && !p.Trimmed { // trimmed (switch trimming): a loss here
 			n.recv[p.DstQP].onData(now, p)
 		}
 	case fabric.Ack:
