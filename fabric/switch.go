@@ -405,6 +405,18 @@ func (t *routeTable) compile(next [][]*Port) {
 	}
 }
 
+// HashPick is the port a packet with this 5-tuple leaves by under the
+// switch's static choice (its ECMP hash, or d-mod-k), on its current
+// routes; nil without a route. Planners (QP-aware entropy) ask it what
+// the switch will do.
+func (s *Switch) HashPick(src, dst, sqp, dqp int32) *Port {
+	g := s.group(dst)
+	if len(g) == 0 {
+		return nil
+	}
+	return s.staticPick(g, src, dst, sqp, dqp)
+}
+
 // staticPick is the choice among g of a static policy: InfiniBand d-mod-k
 // (at tier level l the port is ⌊dst / m^(l−1)⌋ mod m; DModKDiv holds
 // m^(l−1) for this switch), else the ECMP hash of the 5-tuple.

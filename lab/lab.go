@@ -288,6 +288,9 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 	if err := s.applyRoutes(false); err != nil {
 		return nil, err
 	}
+	if spec.NIC.Entropy == "qp-aware" {
+		plan.AssignQPEntropy(p, tp)
+	}
 	if err := plan.InstallPins(p, tp); err != nil {
 		return nil, err
 	}
@@ -333,8 +336,12 @@ func TopoSpec(spec *scenario.Scenario) topo.Spec { return plan.TopoSpec(spec) }
 func (s *Sim) connect() {
 	// The transports number connections at both ends in the order they
 	// are opened, which is the plan's 5-tuple (TestPlanTuplesAreOnTheWire).
+	setter, _ := s.tr.(interface{ setEntropy(conn, port int32) bool })
 	for c, cn := range s.Plan.Conns {
 		s.tr.connect(int32(c), int(cn.Src), int(cn.Dst))
+		if s.Job.Spec.NIC.Entropy == "qp-aware" && setter != nil {
+			setter.setEntropy(int32(c), cn.SQP)
+		}
 	}
 	n := len(s.DAG.Msgs)
 	s.start = make([]sim.Time, n)

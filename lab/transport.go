@@ -134,6 +134,16 @@ func (l *connLayer[C]) connect(conn int32, src, dst int) {
 	l.conns = append(l.conns, l.t.Connect(src, dst))
 }
 
+// setEntropy gives connection conn the UDP source port port, for the
+// transports whose packets carry one (nic.entropy: qp-aware).
+func (l *connLayer[C]) setEntropy(conn, port int32) bool {
+	if e, ok := l.t.(interface{ SetEntropy(C, int32) }); ok {
+		e.SetEntropy(l.conns[conn], port)
+		return true
+	}
+	return false
+}
+
 func (l *connLayer[C]) post(conn, msg int32, _, _ int, bytes int64) {
 	if l.watched != nil {
 		l.follow(conn, msg, bytes)

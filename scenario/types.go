@@ -153,6 +153,11 @@ type Link struct {
 
 // NIC configures the host adapters.
 type NIC struct {
+	// Entropy is how a NIC picks its connections' UDP source ports, the
+	// entropy the switches' ECMP hashes: hash (its QP number, whatever
+	// path that hashes to) or qp-aware (ports planned so that the QPs
+	// sharing a first hop spread over its next hops; plan.AssignQPEntropy).
+	Entropy string `yaml:"entropy" json:"entropy,omitempty"`
 	// MTU is the payload carried per data packet.
 	MTU units.Size `yaml:"mtu" json:"mtu"`
 	// Overhead is the wire bytes added to each packet: headers, FCS, preamble

@@ -160,6 +160,7 @@ func (c *checker) check(s *Scenario) error {
 	c.workload(s.Workload, s.Topology, s.Sim.TimeLimit)
 	c.jobs(s)
 	c.probes(s)
+	c.entropy(s)
 	c.need(len(s.Topology.PFCStorms) == 0 || s.Switch.PFC.Enabled, "topology.pfc_storms", "a PFC storm pauses switch ports: it needs switch.pfc.enabled")
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
@@ -256,6 +257,22 @@ func (c *checker) serverSize(t Topology, perEdge int, edgeName string) {
 func (c *checker) link(p string, l Link) {
 	c.need(l.Rate > 0, p+".rate", "must be more than 0, got %v", l.Rate)
 	c.need(l.Delay >= 0, p+".delay", "must not be negative, got %v", l.Delay)
+}
+
+// entropy checks nic.entropy: qp-aware plans RoCE's UDP source ports for
+// the switches' ECMP hash, so it needs both.
+func (c *checker) entropy(s *Scenario) {
+	e := s.NIC.Entropy
+	if e == "" || e == "hash" {
+		return
+	}
+	if e != "qp-aware" {
+		c.fail("nic.entropy", "unknown %q; use hash or qp-aware", e)
+		return
+	}
+	k := s.Transport.Kind
+	c.need(k == "roce", "nic.entropy", "qp-aware plans RoCE queue pairs' UDP source ports; transport.kind is %s", k)
+	c.need(s.Switch.Forwarding == "ecmp" && len(s.Switch.ForwardingTiers) == 0, "nic.entropy", "qp-aware plans for the switches' ECMP hash; switch.forwarding is %s (use ecmp, without forwarding_tiers)", s.Switch.Forwarding)
 }
 
 func (c *checker) nic(n NIC) {

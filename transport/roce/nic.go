@@ -113,7 +113,7 @@ func (t *Transport) Connect(src, dst int) QP {
 	d.recv = append(d.recv, recvQP{src: int32(src)})
 	d.recv[ri].Init(&t.cfg)
 	si := int32(len(s.send))
-	q := &sendQP{nic: s, idx: si, dst: int32(dst), peer: ri}
+	q := &sendQP{nic: s, idx: si, dst: int32(dst), peer: ri, entropy: si}
 	q.Sender.Init(&t.cfg, s.lineRate)
 	if t.cfg.HPCC.Enabled && t.cfg.HPCC.BaseRTT == 0 {
 		q.Sender.SetBaseRTT(t.Net.BaseRTT(src, dst, t.cfg.MTU+t.cfg.Overhead, t.cfg.ControlWire))
@@ -124,11 +124,16 @@ func (t *Transport) Connect(src, dst int) QP {
 }
 
 // Tuple is the 5-tuple fields a data packet of qp carries (source and
-// destination host and QP numbers), which is what ECMP hashes.
+// destination host, its UDP source port and the destination QP number),
+// which is what ECMP hashes.
 func (t *Transport) Tuple(qp QP) (src, dst, sqp, dqp int32) {
 	q := t.NICs[qp.Src].send[qp.idx]
-	return qp.Src, qp.Dst, q.idx, q.peer
+	return qp.Src, qp.Dst, q.entropy, q.peer
 }
+
+// SetEntropy sets the UDP source port qp's packets carry (by default its
+// QP number): what an entropy planner chooses (nic.entropy: qp-aware).
+func (t *Transport) SetEntropy(qp QP, port int32) { t.NICs[qp.Src].send[qp.idx].entropy = port }
 
 // Post queues a message of bytes on qp; msg is the caller's id reported by
 // OnDelivered.
@@ -181,6 +186,9 @@ type sendQP struct {
 	idx  int32
 	dst  int32
 	peer int32 // receiver's QP index
+	// entropy is the UDP source port of its packets (the QP number unless
+	// SetEntropy chose another).
+	entropy int32
 
 	inActive bool
 	heapIdx  int  // 1 + index in the NIC's waiting heap, 0 if not there
@@ -340,7 +348,7 @@ func (q *sendQP) packet(now sim.Time) *fabric.Packet {
 	p.Kind = fabric.Data
 	p.Prio = n.t.cfg.DataPrio
 	p.Src, p.Dst = n.ID, q.dst
-	p.SrcQP, p.DstQP = q.idx, q.peer
+	p.SrcQP, p.DstQP = q.entropy, q.peer
 	p.PSN = d.PSN
 	p.Msg = d.Msg
 	p.Payload = d.Payload
