@@ -19,6 +19,9 @@ type INTHop struct {
 	TxBytes    int64
 	At         sim.Time
 	Rate       units.Rate
+	// Port is the stamping port (its index in Network.Ports): a sender
+	// comparing two records tells a new path from the same one by it.
+	Port int32
 }
 
 // INTRecord is one packet's telemetry: its hops, in path order.
@@ -72,6 +75,6 @@ func (t *INTTable) stamp(p *Packet, pt *Port, now sim.Time) {
 	if r.N == MaxINTHops {
 		return
 	}
-	r.Hops[r.N] = INTHop{QueueBytes: pt.total, TxBytes: pt.C.TxBytes, At: now, Rate: pt.Rate}
+	r.Hops[r.N] = INTHop{QueueBytes: pt.total, TxBytes: pt.C.TxBytes, At: now, Rate: pt.Rate, Port: int32(pt.ID)}
 	r.N++
 }

@@ -25,11 +25,12 @@ func TestSwitchStampsINTAtDequeue(t *testing.T) {
 		t.Fatalf("%d packets with telemetry, want 3", len(got))
 	}
 	t100 := sim.Time(4 * t400)
-	a0 := t400 + us // the first packet reaches the switch
+	a0 := t400 + us                          // the first packet reaches the switch
+	egress := int32(b.hosts[1].port.Peer.ID) // the switch's port toward host 1
 	want := []fabric.INTHop{
-		{QueueBytes: 0, TxBytes: 0, At: a0, Rate: g100},
-		{QueueBytes: mtuW, TxBytes: mtuW, At: a0 + t100, Rate: g100},
-		{QueueBytes: 0, TxBytes: 2 * mtuW, At: a0 + 2*t100, Rate: g100},
+		{QueueBytes: 0, TxBytes: 0, At: a0, Rate: g100, Port: egress},
+		{QueueBytes: mtuW, TxBytes: mtuW, At: a0 + t100, Rate: g100, Port: egress},
+		{QueueBytes: 0, TxBytes: 2 * mtuW, At: a0 + 2*t100, Rate: g100, Port: egress},
 	}
 	for i, r := range got {
 		if r.N != 1 || r.Hops[0] != want[i] {

@@ -175,10 +175,10 @@ func (pt *Port) trySend(now sim.Time) {
 				pt.mark(p, pt.qbytes[pr]) // from the queue it leaves behind
 			}
 			pt.sw.release(p)
-			if p.INT != 0 {
-				pt.net.INT.stamp(p, pt, now)
+			if p.INT != 0 && p.Kind == Data {
+				pt.net.INT.stamp(p, pt, now) // the ACK echoing it goes back unstamped
 			}
-			if o := pt.net.Observer; o != nil && p.Kind == Data {
+			if o := pt.net.Observer; o != nil && p.Kind == Data && !p.Trimmed {
 				o.Queued(p, pt, now-p.enq, pt.pausedFor(uint8(pr), now)-p.enqPaused)
 			}
 		}

@@ -91,6 +91,9 @@ const (
 var Policies = map[string]Policy{
 	"ecmp": ECMP, "spray-random": SprayRandom, "spray-rr": SprayRoundRobin,
 	"flowlet": Flowlet, "adaptive": Adaptive, "adaptive-flowlet": AdaptiveFlowlet, "d-mod-k": DModK,
+	// te: the switches hash what traffic engineering did not pin
+	// (plan.InstallTE pins every connection it saw).
+	"te": ECMP,
 }
 
 // Static reports whether a flow's path depends only on its 5-tuple (so it
@@ -165,6 +168,10 @@ func (s *Switch) Pin(src, dst, sqp, dqp int32, out *Port) {
 	}
 	s.pins[connKey{src, dst, sqp, dqp}] = out
 }
+
+// Pinned is the port the connection with this 5-tuple is pinned to, or
+// nil (analysis and tests read what Pin installed).
+func (s *Switch) Pinned(src, dst, sqp, dqp int32) *Port { return s.pins[connKey{src, dst, sqp, dqp}] }
 
 // sharedLimit is the buffer lossless traffic may use before pausing: all
 // of it but the reserved headroom.
@@ -264,7 +271,7 @@ func (s *Switch) xonOf(in *Port) int64 {
 // egress port: never below KMin, always from KMax, linearly up to PMax
 // between.
 func (pt *Port) mark(p *Packet, q int64) {
-	if p.Kind != Data || pt.kmax == 0 || p.CE || q <= pt.kmin {
+	if p.Kind != Data || p.Trimmed || pt.kmax == 0 || p.CE || q <= pt.kmin {
 		return
 	}
 	if q >= pt.kmax || pt.sw.rng.Float64() < pt.pmax*float64(q-pt.kmin)/float64(pt.kmax-pt.kmin) {

@@ -150,7 +150,7 @@ func build(job scenario.Job, sel plan.Selection) (*fsim, error) {
 	if err := plan.ApplyRoutes(spec, tp, s.routes, false); err != nil {
 		return nil, err
 	}
-	if err := plan.InstallPins(s.plan, tp); err != nil {
+	if err := plan.InstallPaths(s.plan, tp); err != nil {
 		return nil, err
 	}
 	if err := s.init(); err != nil {

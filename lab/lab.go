@@ -288,10 +288,7 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 	if err := s.applyRoutes(false); err != nil {
 		return nil, err
 	}
-	if spec.NIC.Entropy == "qp-aware" {
-		plan.AssignQPEntropy(p, tp)
-	}
-	if err := plan.InstallPins(p, tp); err != nil {
+	if err := plan.InstallPaths(p, tp); err != nil {
 		return nil, err
 	}
 	if spec.Sim.Explain {

@@ -36,6 +36,7 @@ func TestShippedExamplesRun(t *testing.T) {
 		"pfc-storm.yaml":                nil,
 		"link-flap.yaml":                {"workload.sizes.list=[4MiB]"},
 		"pfc-deadlock.yaml":             nil,
+		"lb-phase.yaml":                 {"workload.sizes.list=[1MiB]"},
 		"transport-showdown.yaml": {"workload.sizes.list=[1MiB]",
 			"jobs=[{name: w5, kind: messages, size_dist: w5, load: 0.5, duration: 1ms, host_offset: 32, ranks: 32}]"},
 	}

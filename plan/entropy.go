@@ -13,7 +13,8 @@ const maxEntropy = 1 << 16
 // switches hash) that sends it, at its NIC's first-hop switch, to the
 // next hop toward its destination that the least of its NIC's other
 // connections use — first among the connections of the same host pair,
-// then among all of the NIC's — computed with the switch's own hash
+// then among all of the NIC's, ties going round from a port that
+// depends on the host — computed with the switch's own hash
 // function and seed, as an entropy planner on a NIC or in a collective
 // library does. Connections are taken in plan order; each NIC's ports
 // stay distinct. A connection whose first hop has one choice, or whose
@@ -62,8 +63,13 @@ func AssignQPEntropy(p *Plan, tp *topo.Topology) {
 			best := func(pt *fabric.Port) [2]int {
 				return [2]int{pairCount[pairUse{pair{cn.Src, cn.Dst}, pt}], nicUse[use{cn.Src, pt}]}
 			}
-			target := g[0]
-			for _, pt := range g[1:] {
+			// Ties go round from a port that depends on the host, so
+			// that NICs of one switch with a QP or two each do not all
+			// take its first next hop.
+			off := int(cn.Src) % len(g)
+			target := g[off]
+			for k := 1; k < len(g); k++ {
+				pt := g[(off+k)%len(g)]
 				if b, t := best(pt), best(target); b[0] < t[0] || b[0] == t[0] && b[1] < t[1] {
 					target = pt
 				}

@@ -136,7 +136,7 @@ func Static(job scenario.Job) (*Plan, *topo.Topology, error) {
 	if err := ApplyRoutes(job.Spec, tp, routes, false); err != nil {
 		return nil, nil, err
 	}
-	if err := InstallPins(p, tp); err != nil {
+	if err := InstallPaths(p, tp); err != nil {
 		return nil, nil, err
 	}
 	return p, tp, nil

@@ -11,6 +11,30 @@ import (
 // path on tp: each switch of it sends the message's connection on by the
 // pinned port. A path that does not exist, or two paths for one
 // connection, is an error at the flow's file:line.
+// InstallPaths sets what decides the plan's paths before it runs, in
+// order: QP-aware entropy (nic.entropy: qp-aware) for the connections'
+// 5-tuples, traffic engineering's pins (switch.forwarding: te), then the
+// pins of a flow list's paths (InstallPins), which win where they meet.
+// Every engine calls it on its topology after the routes are applied.
+func InstallPaths(p *Plan, tp *topo.Topology) error {
+	spec := p.Job.Spec
+	if spec.NIC.Entropy == "qp-aware" {
+		AssignQPEntropy(p, tp)
+	}
+	if spec.Switch.Forwarding == "te" {
+		method := spec.Switch.TE.Method
+		if method == "" {
+			method = "greedy"
+		}
+		r, err := InstallTE(p, tp, method)
+		if err != nil {
+			return fmt.Errorf("switch.forwarding te: %v", err)
+		}
+		p.TE = &r
+	}
+	return InstallPins(p, tp)
+}
+
 func InstallPins(p *Plan, tp *topo.Topology) error {
 	if len(p.DAG.Pins) == 0 {
 		return nil

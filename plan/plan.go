@@ -82,6 +82,9 @@ type Plan struct {
 	// Dists holds the size distributions the compile read, for the
 	// engine's transport to reuse (Homa derives its priorities from one).
 	Dists SizeDists
+	// TE is what traffic engineering chose (switch.forwarding: te), once
+	// InstallPaths has run; nil otherwise.
+	TE *TEResult
 }
 
 // Part is one job's share of the DAG: messages [Lo, Hi), and the job's own

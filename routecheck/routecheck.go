@@ -171,7 +171,7 @@ func Check(job scenario.Job) (Report, error) {
 		return Report{}, err
 	}
 	if p != nil {
-		if err := plan.InstallPins(p, tp); err != nil {
+		if err := plan.InstallPaths(p, tp); err != nil {
 			return Report{}, err
 		}
 	}

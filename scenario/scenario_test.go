@@ -258,6 +258,8 @@ func TestValidationErrors(t *testing.T) {
 		{"homa knob bad while roce", "transport.homa.max_resends", minimal + "transport:\n  homa:\n    max_resends: -1 # <-\n"},
 		{"homa overcommit 9", "transport.homa.overcommit", minimal + "transport:\n  kind: homa\n  homa:\n    overcommit: 9 # <-\n"},
 		{"homa fifo fraction 1", "transport.homa.fifo_grant_fraction", minimal + "transport:\n  kind: homa\n  homa:\n    fifo_grant_fraction: 1 # <-\n"},
+		{"te with homa", "switch.forwarding", minimal + "switch:\n  forwarding: te # <-\ntransport: {kind: homa}\n"},
+		{"unknown te method", "switch.te.method", minimal + "switch:\n  te: {method: ilp} # <-\n"},
 		{"unknown entropy", "nic.entropy", minimal + "nic:\n  entropy: random # <-\n"},
 		{"qp-aware with homa", "nic.entropy", minimal + "nic:\n  entropy: qp-aware # <-\ntransport: {kind: homa}\n"},
 		{"qp-aware with adaptive", "nic.entropy", minimal + "nic:\n  entropy: qp-aware # <-\nswitch: {forwarding: adaptive}\n"},

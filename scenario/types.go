@@ -225,11 +225,21 @@ type Switch struct {
 	ECMPPolarized bool `yaml:"ecmp_polarized" json:"ecmp_polarized,omitempty"`
 	// ECMPSeed perturbs every switch's hash (each switch also mixes in its id).
 	ECMPSeed uint64 `yaml:"ecmp_seed" json:"ecmp_seed"`
+	// TE is traffic engineering's controller (forwarding: te).
+	TE TE `yaml:"te" json:"te,omitempty"`
 	// Trimming cuts a lossy data packet that finds no buffer to its
 	// headers (64 bytes) and forwards that at nic.control_priority, so its
 	// receiver asks for it at once (UET's packet trimming; read without
 	// PFC on the data priority, which never drops).
 	Trimming bool `yaml:"trimming" json:"trimming,omitempty"`
+}
+
+// TE is how traffic engineering assigns paths (switch.forwarding: te):
+// greedy (largest connection first, each on the path whose busiest link
+// would be least busy) or optimal (the least maximum link load, searched
+// exactly from the greedy one, within a budget). "" = greedy.
+type TE struct {
+	Method string `yaml:"method" json:"method,omitempty"`
 }
 
 // TierForwarding is the forwarding policy of one switch tier.

@@ -32,7 +32,7 @@ var (
 		"fat-tree":   {"edge", "agg", "core"},
 		"rail":       {"rail", "spine"},
 	}
-	forwardingKinds = []string{"ecmp", "spray-random", "spray-rr", "flowlet", "adaptive", "adaptive-flowlet", "d-mod-k"}
+	forwardingKinds = []string{"ecmp", "spray-random", "spray-rr", "flowlet", "adaptive", "adaptive-flowlet", "d-mod-k", "te"}
 )
 
 // Limits that keep a typo from asking for an absurd run.
@@ -161,6 +161,9 @@ func (c *checker) check(s *Scenario) error {
 	c.jobs(s)
 	c.probes(s)
 	c.entropy(s)
+	if k, ok := LookupTransportKind(s.Transport.Kind); ok && k.PerMessage && s.Switch.Forwarding == "te" {
+		c.fail("switch.forwarding", "te pins connections to paths; transport %s has none (every message is its own)", k.Name)
+	}
 	c.need(len(s.Topology.PFCStorms) == 0 || s.Switch.PFC.Enabled, "topology.pfc_storms", "a PFC storm pauses switch ports: it needs switch.pfc.enabled")
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
@@ -294,6 +297,7 @@ func (c *checker) nic(n NIC) {
 func (c *checker) switches(s Switch, kind string) {
 	const p = "switch."
 	c.need(s.Buffer > 0, p+"buffer", "must be more than 0, got %v", s.Buffer)
+	c.need(s.TE.Method == "" || s.TE.Method == "greedy" || s.TE.Method == "optimal", p+"te.method", "unknown %q; use greedy or optimal", s.TE.Method)
 	if s.ECN.Enabled {
 		c.need(s.ECN.KMin >= 0, p+"ecn.kmin", "must not be negative, got %v", s.ECN.KMin)
 		c.need(s.ECN.KMax > 0, p+"ecn.kmax", "must be more than 0, got %v", s.ECN.KMax)

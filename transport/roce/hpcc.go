@@ -56,7 +56,8 @@ type HPCCParams struct {
 // was next to send at the previous such update; the ACKs in between set
 // R from the same Rc (the paper's fast reaction). An ACK whose path has a
 // different number of hops than the previous one (a reroute) only
-// records its hops. Nothing allocates.
+// records its hops, as does one whose hops are other ports (a new path:
+// flowlets, adaptive routing). Nothing allocates.
 type HPCC struct {
 	p     *HPCCParams
 	line  float64 // bits per second
@@ -75,7 +76,9 @@ type HPCC struct {
 
 // Init (re)initialises h at line rate with base RTT t.
 func (h *HPCC) Init(p *HPCCParams, line units.Rate, t sim.Time) {
-	*h = HPCC{p: p, line: float64(line), rate: float64(line), rc: float64(line), u: 1, t: t.Seconds()}
+	// A zero T (a path without hops) would make U undefined: a picosecond
+	// keeps it a number.
+	*h = HPCC{p: p, line: float64(line), rate: float64(line), rc: float64(line), u: 1, t: max(t, 1).Seconds()}
 }
 
 // Rate is the rate to pace the QP at.
@@ -96,7 +99,7 @@ func (h *HPCC) Stage() int { return h.stage }
 // the telemetry rec of a data packet; sndNxt is the next PSN the sender
 // would send. It reports whether the rate changed.
 func (h *HPCC) OnAck(psn, sndNxt int64, rec *fabric.INTRecord) bool {
-	if !h.started || rec.N != h.nprev {
+	if !h.started || !h.samePath(rec) {
 		if !h.started {
 			h.started = true
 			h.lastUpdate = sndNxt
@@ -109,7 +112,7 @@ func (h *HPCC) OnAck(psn, sndNxt int64, rec *fabric.INTRecord) bool {
 	for i := 0; i < rec.N; i++ {
 		a, b := &rec.Hops[i], &h.prev[i]
 		dt := (a.At - b.At).Seconds()
-		if dt <= 0 || a.Rate <= 0 {
+		if dt <= 0 || a.Rate <= 0 || a.TxBytes < b.TxBytes {
 			continue // the same packet's hop, or one stamped out of order
 		}
 		bw := float64(a.Rate)
@@ -141,6 +144,19 @@ func (h *HPCC) OnAck(psn, sndNxt int64, rec *fabric.INTRecord) bool {
 		h.lastUpdate = max(h.lastUpdate, sndNxt)
 	}
 	return changed
+}
+
+// samePath reports whether rec crossed the ports of the previous record.
+func (h *HPCC) samePath(rec *fabric.INTRecord) bool {
+	if rec.N != h.nprev {
+		return false
+	}
+	for i := 0; i < rec.N; i++ {
+		if rec.Hops[i].Port != h.prev[i].Port {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *HPCC) remember(rec *fabric.INTRecord) {

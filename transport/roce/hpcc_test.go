@@ -123,6 +123,14 @@ func TestHPCCBoundsAndReroutes(t *testing.T) {
 	if h.OnAck(21, 30, two) {
 		t.Error("a rerouted ACK changed the rate")
 	}
+	// The same number of hops through another port is a new path too:
+	// its counters are not comparable.
+	other := hop(0, 1<<40, 3*T)
+	other.Hops[0].Port = 9
+	h.OnAck(31, 40, hop(0, 0, 2*T))
+	if h.OnAck(41, 50, other) {
+		t.Error("an ACK from another port changed the rate")
+	}
 	// An idle path: U decays towards 0 and the rate returns to the line,
 	// never above it.
 	h.Init(hpccParams(), 100*units.Gbps, T)

@@ -238,7 +238,7 @@ func (n *NIC) Receive(p *fabric.Packet, _ *fabric.Port) {
 	case fabric.Nack:
 		q := n.send[p.DstQP]
 		n.C.NACKs++
-		if q.OnNack(p.PSN) {
+		if q.OnNack(now, p.PSN) {
 			n.activate(q)
 		}
 	}

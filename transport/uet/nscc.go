@@ -32,9 +32,10 @@ type NSCCParams struct {
 //	mark,    delay < target:  unchanged (a passing mark, not our queue)
 //	mark,    delay ≥ target:  cwnd −= DecreaseGain·b·(delay − target)/delay
 //	trimmed:                  cwnd −= MTU
+//	timeout:                  cwnd ← cwnd/2
 //
 // cwnd stays within [MTU, MaxWindow·BDP]; it starts at one BDP (line rate
-// from the first packet, as UET does).
+// from the first packet, as UET does), or the ceiling if that is lower.
 type nscc struct {
 	p        *NSCCParams
 	cwnd     float64
@@ -44,7 +45,8 @@ type nscc struct {
 }
 
 func (c *nscc) init(p *NSCCParams, bdp, mtu float64, baseRTT sim.Time) {
-	*c = nscc{p: p, cwnd: bdp, min: mtu, max: max(p.MaxWindow*bdp, mtu), mtu: mtu, baseRTT: baseRTT}
+	*c = nscc{p: p, min: mtu, max: max(p.MaxWindow*bdp, mtu), mtu: mtu, baseRTT: baseRTT}
+	c.cwnd = min(max(bdp, c.min), c.max)
 }
 
 // window is the bytes that may be in flight.
@@ -67,3 +69,6 @@ func (c *nscc) OnAck(b float64, rtt sim.Time, ce bool) {
 
 // OnTrim hears that a packet was trimmed (a switch had no room for it).
 func (c *nscc) OnTrim() { c.cwnd = max(c.cwnd-c.mtu, c.min) }
+
+// OnTimeout hears that nothing came back for an RTO: the window halves.
+func (c *nscc) OnTimeout() { c.cwnd = max(c.cwnd/2, c.min) }

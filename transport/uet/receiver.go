@@ -23,8 +23,8 @@ type Receiver struct {
 	got  psnSet // PSNs above cum that arrived
 	msgs []rmsg // messages with packets outstanding, by first PSN
 	head int
-	// Pending is what the sender said it still had to send, in its
-	// newest packet (RCCC's demand).
+	// Pending is what the sender said it still had to send, in the
+	// newest packet (highest PSN) that arrived (RCCC's demand).
 	Pending int64
 	maxSeen int64 // one past the highest PSN that arrived
 }
@@ -57,8 +57,11 @@ func (r *Receiver) OnData(d *Data, trimmed bool, done []int32) (Reply, []int32) 
 	if d.PSN >= r.cum && !r.got.has(d.PSN) {
 		rp.New, rp.Payload = true, d.Payload
 		r.got.add(d.PSN)
-		r.maxSeen = max(r.maxSeen, d.PSN+1)
-		r.Pending = d.Pending
+		if d.PSN+1 >= r.maxSeen {
+			// The newest packet says what is left (an older one arriving
+			// late, sprayed, would say more than there is).
+			r.maxSeen, r.Pending = d.PSN+1, d.Pending
+		}
 		if m := r.msg(d); m != nil {
 			m.got++
 			if m.got == m.packets {

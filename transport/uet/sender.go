@@ -16,7 +16,7 @@ import (
 //	s.CanSend()                  // a packet waits and the window and credit allow it
 //	d := s.Next(now)             // the data packet to send now
 //	s.OnAck(now, a)              // an ACK: cumulative, selective, ECN and delay
-//	s.OnNack(psn)                // the receiver got psn trimmed: resend it
+//	s.OnNack(now, psn)           // the receiver got psn trimmed: resend it
 //	s.RTODeadline(); s.OnRTO(now)
 //
 // # Reliability
@@ -245,22 +245,30 @@ func (s *Sender) advance() {
 	}
 	if s.head == len(s.msgs) && una >= s.end {
 		s.msgs, s.head = s.msgs[:0], 0
+	} else if s.head > 64 && s.head > len(s.msgs)/2 {
+		// A connection that never drains (messages posted as others
+		// finish) keeps only what is outstanding.
+		n := copy(s.msgs, s.msgs[s.head:])
+		s.msgs, s.head = s.msgs[:n], 0
 	}
 }
 
 // OnNack handles the receiver's word that psn arrived trimmed: it is
 // sent again, first in line.
-func (s *Sender) OnNack(psn int64) bool {
-	if psn < s.una || psn >= s.nxt || s.acked.has(psn) {
+//
+// A NACK for a PSN not in flight (already queued again after a timeout,
+// or acknowledged) changes nothing. A NACK is news: it holds off the RTO.
+func (s *Sender) OnNack(now sim.Time, psn int64) bool {
+	if psn < s.una || psn >= s.nxt || s.acked.has(psn) || !s.out.remove(psn) {
 		return false
 	}
-	if s.out.remove(psn) {
-		s.inflight -= s.wireOf(psn)
-	}
+	s.inflight -= s.wireOf(psn)
 	if s.cfg.NSCCOn {
 		s.cc.OnTrim()
 	}
 	s.queue(psn)
+	s.progress = now
+	s.armRTO()
 	return true
 }
 
@@ -298,6 +306,9 @@ func (s *Sender) OnRTO(now sim.Time) bool {
 		s.queue(psn)
 	}
 	s.inflight = 0
+	if s.cfg.NSCCOn {
+		s.cc.OnTimeout()
+	}
 	s.progress = now
 	s.armRTO()
 	return true

@@ -183,7 +183,7 @@ func TestSenderReceiverUnderReorderTrimAndLoss(t *testing.T) {
 			done[id]++
 		}
 		if rp.Nack {
-			s.OnNack(rp.PSN)
+			s.OnNack(now, rp.PSN)
 		} else {
 			rp.Ack.SentAt = now
 			s.OnAck(now, rp.Ack)
@@ -232,7 +232,7 @@ func TestOnlyTheTrimmedPacketIsResent(t *testing.T) {
 			if rp.PSN != 1 {
 				t.Fatalf("NACK for %d, want 1", rp.PSN)
 			}
-			s.OnNack(rp.PSN)
+			s.OnNack(0, rp.PSN)
 			continue
 		}
 		s.OnAck(0, rp.Ack)
@@ -284,5 +284,27 @@ func TestRCCCCredit(t *testing.T) {
 	}
 	if n != 110 {
 		t.Errorf("sent %d packets with credit to PSN 110, want 110", n)
+	}
+}
+
+// RCCC's demand is the newest packet's: a sprayed older packet arriving
+// after the last one does not make a finished sender look busy.
+func TestReceiverPendingFromTheNewestPacket(t *testing.T) {
+	var r Receiver
+	last := Data{PSN: 1, MsgFirst: 0, MsgPackets: 2, Pending: 0}
+	first := Data{PSN: 0, MsgFirst: 0, MsgPackets: 2, Pending: 1}
+	r.OnData(&last, false, nil)
+	r.OnData(&first, false, nil)
+	if r.Pending != 0 {
+		t.Errorf("pending %d after the last packet, want 0", r.Pending)
+	}
+}
+
+// The first window never exceeds max_window.
+func TestNSCCStartsWithinItsCeiling(t *testing.T) {
+	var n nscc
+	n.init(&NSCCParams{TargetDelay: 1, MaxWindow: 0.5}, 100000, 4000, 10)
+	if n.window() != 50000 {
+		t.Errorf("initial window %v, want the ceiling 50000", n.window())
 	}
 }
