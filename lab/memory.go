@@ -436,7 +436,7 @@ func estimateJob(job scenario.Job, i, hosts int, dists sizeDists) JobMemory {
 		ex := ps.PoissonRate() * float64(ranks) * w.Duration.Seconds()
 		n := int64(ex + 0.5)
 		resp := int64(0)
-		if w.ResponseSize > 0 {
+		if w.ResponseSize.RPC() {
 			resp = 1
 		}
 		pairs := distinctPairs(ranks, ex*float64(1+resp))

@@ -187,7 +187,10 @@ func Summary(p *plan.Plan, pt plan.Part, t *Trace) metrics.SizeResult {
 		w := scenario.JobWorkload(spec, pt.Index)
 		r.SlowdownBySize = metrics.SlowdownBuckets(bSizes, bSlows, w.Buckets, w.BucketCount)
 		if d.Collective == metrics.Messages {
-			r.Load = MessageLoad(p, pt, t, last)
+			var sizes []int64
+			var rtts []float64
+			r.Load, sizes, rtts = messageLoad(p, pt, t, last)
+			metrics.AttachRTT(r.SlowdownBySize, sizes, rtts)
 		}
 	}
 	r.Slowdown = metrics.Summarize(slows) // sorts slows
@@ -220,15 +223,21 @@ func Summary(p *plan.Plan, pt plan.Part, t *Trace) metrics.SizeResult {
 // sending host over the arrival window, and over the run up to its last
 // delivery, last (see metrics.MessageLoad).
 func MessageLoad(p *plan.Plan, pt plan.Part, t *Trace, last sim.Time) *metrics.MessageLoad {
+	ld, _, _ := messageLoad(p, pt, t, last)
+	return ld
+}
+
+// messageLoad is MessageLoad and, with RPCs, each completed one's request
+// size and round trip (for RTT by size).
+func messageLoad(p *plan.Plan, pt plan.Part, t *Trace, last sim.Time) (ld *metrics.MessageLoad, rttSizes []int64, rtts []float64) {
 	spec := p.Job.Spec
 	dag := p.DAG
 	w := scenario.JobWorkload(spec, pt.Index)
-	ld := &metrics.MessageLoad{SizeDist: w.SizeDist, TargetLoad: w.Load, DurationS: w.Duration.Seconds(), Hosts: pt.DAG.Ranks}
+	ld = &metrics.MessageLoad{SizeDist: w.SizeDist, TargetLoad: w.Load, DurationS: w.Duration.Seconds(), Hosts: pt.DAG.Ranks}
 	var payload, wire, done, late int64
 	mtu, ovh := int64(spec.NIC.MTU), int64(spec.NIC.Overhead)
 	complete := true
 	half := w.Duration / 2
-	var rtts []float64
 	for i := pt.Lo; i < pt.Hi; i++ {
 		if dag.DepCount[i] > 0 {
 			continue // a response: counted with its request
@@ -254,14 +263,15 @@ func MessageLoad(p *plan.Plan, pt plan.Part, t *Trace, last sim.Time) *metrics.M
 			ld.RPCs++
 			if resp := group[1]; t.End[resp] >= 0 {
 				rtts = append(rtts, (t.End[resp] - t.Start[i]).Seconds())
+				rttSizes = append(rttSizes, dag.Msgs[i].Bytes)
 			}
 		}
 	}
 	if ld.Messages > 0 {
 		ld.MeanBytes = float64(payload) / float64(ld.Messages)
 	}
-	if w.ResponseSize > 0 {
-		rtt := metrics.Summarize(rtts)
+	if w.ResponseSize.RPC() {
+		rtt := metrics.Summarize(append([]float64(nil), rtts...))
 		ld.RTT = &rtt
 	}
 	hosts := float64(max(ld.Hosts, 1))
@@ -287,7 +297,7 @@ func MessageLoad(p *plan.Plan, pt plan.Part, t *Trace, last sim.Time) *metrics.M
 	// Carried: all delivered, at the rate offered, without a backlog that
 	// takes longer than the window itself to drain.
 	ld.Carried = complete && ld.ThroughputGbps >= 0.9*ld.OfferedGbps && ld.DrainS <= ld.DurationS
-	return ld
+	return ld, rttSizes, rtts
 }
 
 // IterationTimes is the span of every measured iteration of part pt that

@@ -624,6 +624,30 @@ type SizeBucket struct {
 	LoBytes  int64       `json:"lo_bytes"`
 	HiBytes  int64       `json:"hi_bytes"`
 	Slowdown Percentiles `json:"slowdown"`
+	// RTT (RPCs: workload.response_size) is the round trip of the
+	// requests of this bucket's sizes, request sent to response received.
+	RTT *Percentiles `json:"rtt_s,omitempty"`
+}
+
+// AttachRTT gives every bucket the round trips (rtts[i], of a request of
+// sizes[i] bytes) of the requests whose size it holds.
+func AttachRTT(buckets []SizeBucket, sizes []int64, rtts []float64) {
+	if len(rtts) == 0 || len(sizes) != len(rtts) {
+		return
+	}
+	per := make([][]float64, len(buckets))
+	for i, b := range sizes {
+		k := sort.Search(len(buckets), func(k int) bool { return buckets[k].HiBytes >= b })
+		if k < len(buckets) && buckets[k].LoBytes <= b {
+			per[k] = append(per[k], rtts[i])
+		}
+	}
+	for k, xs := range per {
+		if len(xs) > 0 {
+			p := Summarize(xs)
+			buckets[k].RTT = &p
+		}
+	}
 }
 
 // MessageLoad is what an open-loop message workload offered and what the

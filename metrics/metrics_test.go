@@ -246,3 +246,18 @@ func TestResultJSONKeyOrder(t *testing.T) {
 		t.Error("Job changed the row")
 	}
 }
+
+// Each bucket gets the round trips of the requests whose size it holds.
+func TestAttachRTT(t *testing.T) {
+	bs := []SizeBucket{{LoBytes: 1, HiBytes: 10}, {LoBytes: 20, HiBytes: 30}, {LoBytes: 40, HiBytes: 40}}
+	AttachRTT(bs, []int64{5, 25, 10, 40, 30, 35}, []float64{1, 2, 3, 4, 6, 9})
+	if bs[0].RTT == nil || bs[0].RTT.Count != 2 || bs[0].RTT.Max != 3 {
+		t.Errorf("bucket 1–10: %+v", bs[0].RTT)
+	}
+	if bs[1].RTT == nil || bs[1].RTT.Count != 2 || bs[1].RTT.Mean != 4 {
+		t.Errorf("bucket 20–30: %+v (35 falls in no bucket)", bs[1].RTT)
+	}
+	if bs[2].RTT == nil || bs[2].RTT.Count != 1 || bs[2].RTT.P50 != 4 {
+		t.Errorf("bucket 40: %+v", bs[2].RTT)
+	}
+}

@@ -66,6 +66,34 @@ func slowdownTable(b *strings.Builder, what string, buckets []metrics.SizeBucket
 		rows = append(rows, []string{size, fmt.Sprint(sd.Count), f2(sd.Mean), f2(sd.P50), f2(sd.P99), f2(sd.P999), f2(sd.Max)})
 	}
 	alignRows(b, rows, 2, nil)
+	rttTable(b, what, buckets)
+}
+
+// rttTable writes the RPCs' round trip by request size (nothing without
+// RPCs): the latency benchmark the Homa paper draws, request and response
+// of the same length with response_size: same.
+//
+//	# RTT by request size: us from the request sent to the response received
+//	#       size   rpcs     p50     p99     max
+//	#        (B)
+//	        1000    812    4.33    4.71    5.02
+func rttTable(b *strings.Builder, what string, buckets []metrics.SizeBucket) {
+	rows := [][]string{{"size", "rpcs", "p50", "p99", "max"}, {"(B)", "", "(us)", "(us)", "(us)"}}
+	for _, k := range buckets {
+		if k.RTT == nil {
+			continue
+		}
+		size := fmt.Sprintf("%d–%d", k.LoBytes, k.HiBytes)
+		if k.LoBytes == k.HiBytes {
+			size = fmt.Sprint(k.LoBytes)
+		}
+		rows = append(rows, []string{size, fmt.Sprint(k.RTT.Count), usec(k.RTT.P50), usec(k.RTT.P99), usec(k.RTT.Max)})
+	}
+	if len(rows) == 2 {
+		return
+	}
+	b.WriteString("# RTT by request size" + what + ": from the request sent to the response received\n")
+	alignRows(b, rows, 2, nil)
 }
 
 func f2(x float64) string { return fmt.Sprintf("%.2f", x) }

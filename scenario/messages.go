@@ -92,7 +92,7 @@ func (c *checker) messages(p string, job int, w Workload, s *Scenario, ranks int
 	c.need(w.BucketCount >= 0 && w.BucketCount <= 100, p+"bucket_count", "must be between 1 and 100 (0 = 10), got %d", w.BucketCount)
 	c.need(w.BucketCount == 0 || w.Buckets != "log2", p+"bucket_count", "is read by buckets: equal-count only (log2 buckets are powers of two)")
 	c.need(!userSizes(w.Sizes), p+"sizes", "messages draws its sizes from size_dist; remove sizes")
-	c.need(w.ResponseSize >= 0, p+"response_size", "must not be negative (0 = one-way messages), got %v", w.ResponseSize)
+	c.need(w.ResponseSize >= 0 || w.ResponseSize == SameSize, p+"response_size", "must not be negative (0 = one-way messages, same = as long as the request), got %v", int64(w.ResponseSize))
 	if w.SizeDist == "" {
 		c.fail(p+"size_dist", "messages needs a size_dist: a short name (%s) or a CDF file", strings.Join(workload.SizeDistNames(), ", "))
 	}
@@ -109,7 +109,7 @@ func (c *checker) messages(p string, job int, w Workload, s *Scenario, ranks int
 	// The bound Poisson itself applies (a margin of 6 standard deviations
 	// over the expected count), on requests and responses together.
 	most := float64(maxMessages)
-	if w.ResponseSize > 0 {
+	if w.ResponseSize.RPC() {
 		most /= 2
 	}
 	n := spec.PoissonRate() * float64(ranks) * w.Duration.Seconds()
@@ -134,10 +134,14 @@ func (c *checker) messages(p string, job int, w Workload, s *Scenario, ranks int
 			return
 		}
 	}
-	if w.ResponseSize > 0 {
+	if w.ResponseSize.RPC() {
 		// Each host answers as many requests as it sends: its link carries
-		// its requests and its responses.
-		total := w.Load * (1 + float64(workload.WireBytes(int64(w.ResponseSize), mtu, ovh))/workload.MeanWireBytes(d, mtu, ovh))
+		// its requests and its responses (as many bytes again with same).
+		resp := 1.0
+		if w.ResponseSize != SameSize {
+			resp = float64(workload.WireBytes(int64(w.ResponseSize), mtu, ovh)) / workload.MeanWireBytes(d, mtu, ovh)
+		}
+		total := w.Load * (1 + resp)
 		c.need(total <= 1, p+"response_size", "requests at load %v and their %v responses need %.2f of every host link; lower load or response_size", w.Load, w.ResponseSize, total)
 	}
 }

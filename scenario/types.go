@@ -477,8 +477,10 @@ type Workload struct {
 	BucketCount int    `yaml:"bucket_count" json:"bucket_count,omitempty"`
 	// ResponseSize (kind messages) > 0 makes every message a request that
 	// its receiver answers with a response of this size once it has it all
-	// (an RPC; load counts the requests); the RTT is then measured.
-	ResponseSize units.Size `yaml:"response_size" json:"response_size,omitempty"`
+	// (an RPC; load counts the requests); "same" answers each with as many
+	// bytes as it asked (the RTT-by-length benchmark). The RTT is then
+	// measured, overall and per request size.
+	ResponseSize ResponseSize `yaml:"response_size" json:"response_size,omitempty"`
 	// Clients and Servers (kind any-to-any, a hardware tester's streaming
 	// test): Clients hosts (from host_offset, or the first of
 	// placement_hosts) each keep Depth writes of the size outstanding to
@@ -619,4 +621,49 @@ type Job struct {
 	// shared read-only between jobs.
 	FlowList []workload.FlowSpec
 	Dir      string // directory of the scenario file, for relative paths
+}
+
+// ResponseSize is workload.response_size: a size, or SameSize.
+type ResponseSize int64
+
+// SameSize is response_size: same — every response as long as its request.
+const SameSize ResponseSize = -1
+
+// RPC reports whether messages are requests that draw responses.
+func (r ResponseSize) RPC() bool { return r != 0 }
+
+// Bytes is the response to a request of req bytes (0: none).
+func (r ResponseSize) Bytes(req int64) int64 {
+	if r == SameSize {
+		return req
+	}
+	return int64(r)
+}
+
+// UnmarshalText reads "same" or a size (64KiB).
+func (r *ResponseSize) UnmarshalText(b []byte) error {
+	if string(b) == "same" {
+		*r = SameSize
+		return nil
+	}
+	var sz units.Size
+	if err := sz.UnmarshalText(b); err != nil {
+		return err
+	}
+	*r = ResponseSize(sz)
+	return nil
+}
+
+// MarshalText writes "same" or the size in human units.
+func (r ResponseSize) MarshalText() ([]byte, error) {
+	if r == SameSize {
+		return []byte("same"), nil
+	}
+	return units.Size(r).MarshalText()
+}
+
+// String is the value as a file would write it.
+func (r ResponseSize) String() string {
+	b, _ := r.MarshalText()
+	return string(b)
 }

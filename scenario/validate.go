@@ -502,7 +502,7 @@ func (c *checker) workloadAt(p string, job int, w Workload, t Topology, limit un
 			"senders and target are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsIncastKeys }, " and "))
 	}
 	if !k.ReadsMessageKeys {
-		c.need(w.SizeDist == "" && w.Pattern == "" && w.Buckets == "" && w.BucketCount == 0 && w.ResponseSize == 0, p+"size_dist",
+		c.need(w.SizeDist == "" && w.Pattern == "" && w.Buckets == "" && w.BucketCount == 0 && !w.ResponseSize.RPC(), p+"size_dist",
 			"size_dist, pattern, buckets, bucket_count and response_size are only read by kind %s; remove them", kindsWhere(func(k *WorkloadKind) bool { return k.ReadsMessageKeys }, " and "))
 	}
 	switch {

@@ -30,6 +30,7 @@ var (
 	sizeType     = reflect.TypeFor[units.Size]()
 	durationType = reflect.TypeFor[units.Duration]()
 	pickType     = reflect.TypeFor[Pick]()
+	responseType = reflect.TypeFor[ResponseSize]()
 )
 
 // maxNodes bounds the work on one document: aliases share subtrees, so a
@@ -252,6 +253,18 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 		}
 		if _, err := units.ParseSize(s); err != nil {
 			return w.errf(n, path, "%v", err)
+		}
+		detach(n)
+		return nil
+	case responseType:
+		s, err := w.scalar(n, path, "a size like 64KiB, or same")
+		if err != nil {
+			return err
+		}
+		if s != "same" {
+			if _, err := units.ParseSize(s); err != nil {
+				return w.errf(n, path, "%v (or same: as long as the request)", err)
+			}
 		}
 		detach(n)
 		return nil

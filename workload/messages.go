@@ -33,11 +33,16 @@ type MessagesSpec struct {
 	Pattern string
 	// ResponseBytes > 0 makes every message a request that its receiver
 	// answers, once it has arrived in full, with a response of this size
-	// (an RPC); Load counts the requests only.
+	// (an RPC); SameBytes answers each with as many bytes as it carried.
+	// Load counts the requests only.
 	ResponseBytes int64
 	Seed          uint64
 	Limit         int // most messages (0: MaxMessages)
 }
+
+// SameBytes as MessagesSpec.ResponseBytes answers every request with as
+// many bytes as it carried (scenario's response_size: same).
+const SameBytes = -1
 
 // Messages compiles an open-loop message workload to a DAG of independent
 // messages, each with its arrival time as its earliest start.
@@ -72,7 +77,9 @@ func Messages(s MessagesSpec) (*DAG, error) {
 		m := d.msg(a.Src, a.Dst, a.Bytes)
 		m.At = a.Time
 		req := d.Add(m)
-		if s.ResponseBytes > 0 {
+		if s.ResponseBytes == SameBytes {
+			d.Add(d.msg(a.Dst, a.Src, a.Bytes), req)
+		} else if s.ResponseBytes > 0 {
 			d.Add(d.msg(a.Dst, a.Src, s.ResponseBytes), req)
 		}
 	}

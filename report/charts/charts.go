@@ -197,6 +197,9 @@ func build(ss []series) ([]Chart, error) {
 	add(rankDone(ss))
 	add(slowdownChart(ss, "slowdown-p99", "99th-percentile slowdown (FCT / FCT alone) vs message size", func(p metrics.Percentiles) float64 { return p.P99 }))
 	add(slowdownChart(ss, "slowdown-p50", "Median slowdown (FCT / FCT alone) vs message size", func(p metrics.Percentiles) float64 { return p.P50 }))
+	if c, ok := rttChart(ss); ok {
+		add(c)
+	}
 	cs = append(cs, heatmaps(ss)...)
 	cs = append(cs, endpointHeatmaps(ss)...)
 	cs = append(cs, counterBars(ss)...)
@@ -1198,6 +1201,64 @@ func slowdownChart(ss []series, name, title string, q func(metrics.Percentiles) 
 	p.Y.Min, p.Y.Max = 1, math.Pow(10, math.Ceil(math.Log10(top*1.05)+0.01))
 	c.Table = t
 	return c
+}
+
+// rttChart: the RPCs' round trip by request size (response_size), p50
+// solid and p99 dashed for each variant (the latency-vs-length figure of
+// the Homa paper), log-log in µs. ok is false when no result has RPCs
+// (the chart is then left out rather than shown empty).
+func rttChart(ss []series) (Chart, bool) {
+	const name, title = "rtt-by-size", "RPC round trip (p50 solid, p99 dashed) vs request size"
+	p := newPlot("request size (largest of the bucket)", "RTT (µs)")
+	p.X.Scale = plot.LogScale{}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	c := newChart(name, title, p)
+	t := &Table{Head: []string{"series", "bucket (B)", "RPCs", "p50 (µs)", "p99 (µs)"}}
+	var sizes []float64
+	lo, hi := math.Inf(1), 0.0
+	n := 0
+	for i, s := range ss {
+		r := largest(s)
+		if r == nil {
+			continue
+		}
+		var p50, p99 plotter.XYs
+		for _, b := range r.SlowdownBySize {
+			if b.RTT == nil || b.RTT.P50 <= 0 {
+				continue
+			}
+			x := float64(max(b.HiBytes, 1))
+			p50 = append(p50, plotter.XY{X: x, Y: b.RTT.P50 * 1e6})
+			p99 = append(p99, plotter.XY{X: x, Y: b.RTT.P99 * 1e6})
+			sizes = append(sizes, x)
+			lo, hi = math.Min(lo, b.RTT.P50*1e6), math.Max(hi, b.RTT.P99*1e6)
+			t.Rows = append(t.Rows, []string{s.name, fmt.Sprintf("%d–%d", b.LoBytes, b.HiBytes), strconv.Itoa(b.RTT.Count),
+				fmt.Sprintf("%.2f", b.RTT.P50*1e6), fmt.Sprintf("%.2f", b.RTT.P99*1e6)})
+		}
+		if len(p50) == 0 {
+			continue
+		}
+		l, err := c.addLine(p, i, s.name+" p50", p50, true)
+		if err != nil {
+			return skip(name, title, err.Error()), true
+		}
+		l.Dashes = nil
+		l, err = c.addLine(p, i, s.name+" p99", p99, true)
+		if err != nil {
+			return skip(name, title, err.Error()), true
+		}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		n++
+	}
+	if n == 0 {
+		return Chart{}, false
+	}
+	p.X.Tick.Marker = Log2Ticks{Sizes: sizes}
+	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
+	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(hi*1.05)+0.01))
+	c.Table = t
+	return c, true
 }
 
 // SizeLabel is a byte size on a chart as the command line writes it
