@@ -20,7 +20,9 @@ func Result(p *plan.Plan, t *Trace) metrics.SizeResult {
 	r.Events = t.Events
 	r.SimEndS = t.Now.Seconds()
 	r.Hosts = t.Hosts
+	r.Transport = scenario.TransportLabel(p.Job.Spec)
 	if t.Hosts != nil {
+		r.Transport = "kernel TCP"
 		// Real hosts: which path each flow took is the kernels' business,
 		// so there is no routed bound to compare with.
 		r.RoutedIdealS, r.RoutedIdealPct = 0, 0

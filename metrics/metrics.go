@@ -411,6 +411,9 @@ type Completion struct {
 	// Algorithm is the algorithm that ran, naming any fallback (e.g.
 	// "recursive-doubling (Bruck: 6 ranks is not a power of two)").
 	Algorithm string `json:"algorithm,omitempty"`
+	// Transport is what carried the run, as the tables name it
+	// ("RoCE/DCQCN default", "RoCE/HPCC", "UET reps/NSCC", "Homa", …).
+	Transport string `json:"transport,omitempty"`
 	Timing
 	// CollectiveIdealS is the algorithm-independent bound: the time at which
 	// busbw would equal the NIC rate (nccl-tests' factor × S / rate). IdealS

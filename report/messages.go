@@ -14,7 +14,7 @@ import (
 // distribution per size bucket, after a line saying what load was offered
 // and carried (kind messages). Without buckets it writes nothing.
 //
-//	# slowdown by message size, 1.0MiB row: w5, 5210 messages; load offered 0.80 of the link (7.7 Gb/s per host), carried 7.6 Gb/s per host, drained 1.2 ms after the window: carried
+//	# slowdown by message size, 1.0MiB row over Homa: w5, 5210 messages; load offered 0.80 of the link (7.7 Gb/s per host), carried 7.6 Gb/s per host, drained 1.2 ms after the window: carried
 //	#        size  count   mean    p50    p99  p99.9     max
 //	#         (B)
 //	   1442–1442    512   1.04   1.01   1.71   2.10    2.10
@@ -25,12 +25,16 @@ func WriteSlowdownTable(w io.Writer, v VariantResult) error {
 		if len(v.Results) > 1 {
 			row = fmt.Sprintf(", %s row", units.Size(r.SizeBytes))
 		}
+		over := ""
+		if r.Transport != "" {
+			over = " over " + r.Transport
+		}
 		if len(r.Jobs) == 0 {
-			slowdownTable(&b, row, r.SlowdownBySize, r.Load)
+			slowdownTable(&b, row+over, r.SlowdownBySize, r.Load)
 			continue
 		}
 		for _, j := range r.Jobs { // several jobs: each one's own
-			slowdownTable(&b, row+", job "+j.Name, j.SlowdownBySize, j.Load)
+			slowdownTable(&b, row+", job "+j.Name+over, j.SlowdownBySize, j.Load)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -232,7 +232,7 @@ var tableCols = []struct {
 
 // WriteTable writes one variant as an nccl-tests-style table:
 //
-//	# variant: tuned-final  (alltoall, 32 ranks)
+//	# variant: tuned-final  (alltoall, 32 ranks; RoCE/DCQCN tuned-final)
 //	#        size             time   algbw   busbw  %ideal     ideal  %route      pfc      ecn   drops    retx
 //	#         (B)             (us)  (GB/s)  (GB/s)              (us)
 //	      8388608  8MiB      233.0   36.00   34.87    97.0     226.0    97.0       12      345       0       0
@@ -270,7 +270,11 @@ func WriteTable(w io.Writer, v VariantResult) error {
 			break
 		}
 	}
-	fmt.Fprintf(&b, "# variant: %s  (%s, %d ranks)\n", v.Name, coll, ranks)
+	tr := ""
+	if t := rs[0].Transport; t != "" {
+		tr = "; " + t
+	}
+	fmt.Fprintf(&b, "# variant: %s  (%s, %d ranks%s)\n", v.Name, coll, ranks, tr)
 
 	rows := make([][]string, 0, len(rs))
 	marks := make([]string, 0, len(rs))

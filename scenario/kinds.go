@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strings"
 
 	"fabriclab/metrics"
 	"fabriclab/sim"
@@ -377,6 +378,42 @@ var transportKindList = []*TransportKind{
 
 func tcpReorderNote(_ *Scenario, p string) string {
 	return fmt.Sprintf("forwarding %s reorders packets: TCP takes three duplicate ACKs as a loss, so reordering costs fast retransmits and window cuts (ecmp or flowlet keep a connection's packets in order)", p)
+}
+
+// TransportLabel is the short name of what carries a scenario's traffic,
+// as the result tables print it: RoCE/DCQCN with its preset, RoCE/HPCC,
+// UET with its load balancing and congestion control, Homa, DCTCP, TCP.
+func TransportLabel(s *Scenario) string {
+	if s == nil {
+		return ""
+	}
+	t := s.Transport
+	switch t.Kind {
+	case "", "roce":
+		if t.CC == "hpcc" {
+			return "RoCE/HPCC"
+		}
+		if t.DCQCN.Preset == "off" {
+			return "RoCE, no CC"
+		}
+		return "RoCE/DCQCN " + t.DCQCN.Preset
+	case "uet":
+		lb, cc := t.UET.LB, t.UET.CC
+		if lb == "" {
+			lb = "spray"
+		}
+		if cc == "" {
+			cc = "nscc"
+		}
+		return "UET " + lb + "/" + strings.ToUpper(cc)
+	case "homa":
+		return "Homa"
+	case "dctcp":
+		return "DCTCP"
+	case "tcp":
+		return "TCP"
+	}
+	return t.Kind
 }
 
 // TransportKinds names every transport.

@@ -67,7 +67,7 @@ func TestRunMessageWorkload(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if n := strings.Count(stdout.String(), "# slowdown by message size: w5, "); n != 4 {
+	if n := strings.Count(stdout.String(), "# slowdown by message size over "); n != 4 || strings.Count(stdout.String(), " over Homa: w5, ") != 1 {
 		t.Errorf("%d slowdown tables, want one per variant:\n%s", n, stdout.String())
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "out.json"))
