@@ -169,6 +169,45 @@ func (s *Switch) Pin(src, dst, sqp, dqp int32, out *Port) {
 	s.pins[connKey{src, dst, sqp, dqp}] = out
 }
 
+// DropBrokenPins removes every pin whose path no longer reaches its
+// destination over working links (a link on it failed): that connection
+// then follows the switches' recomputed routes. Engines call it when
+// routes reconverge after a failure. Which pins break is decided on the
+// pins as they stood, so the order switches are visited does not matter.
+func (n *Network) DropBrokenPins() {
+	type broken struct {
+		s *Switch
+		k connKey
+	}
+	var drop []broken
+	for _, s := range n.Switches {
+		for k, pt := range s.pins {
+			if !pinReaches(k, pt) {
+				drop = append(drop, broken{s, k})
+			}
+		}
+	}
+	for _, b := range drop {
+		delete(b.s.pins, b.k)
+	}
+}
+
+// pinReaches follows connection k from egress port pt (pins first, then
+// routes) and reports whether it reaches a host over working ports.
+func pinReaches(k connKey, pt *Port) bool {
+	for hops := 0; hops < 64 && pt != nil; hops++ {
+		if pt.dead {
+			return false
+		}
+		sw, ok := pt.Peer.Owner.(*Switch)
+		if !ok {
+			return true // a host: the destination
+		}
+		pt = sw.NextHop(k.src, k.dst, k.sqp, k.dqp)
+	}
+	return false
+}
+
 // Pinned is the port the connection with this 5-tuple is pinned to, or
 // nil (analysis and tests read what Pin installed).
 func (s *Switch) Pinned(src, dst, sqp, dqp int32) *Port { return s.pins[connKey{src, dst, sqp, dqp}] }

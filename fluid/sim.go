@@ -620,6 +620,7 @@ func (s *fsim) failure(f plan.Failure, converge bool) error {
 	if err := plan.ApplyRoutes(s.spec, s.tp, s.routes, true); err != nil {
 		return err
 	}
+	net.DropBrokenPins() // as the packet engine: pins through the failed link give way
 	s.gen++
 	for c, hp := range s.hpos {
 		if hp >= 0 {

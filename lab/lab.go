@@ -488,6 +488,9 @@ func (f *linkFailure) OnEvent(now sim.Time, arg uint64) {
 		// that loops only after the failure was validated at build and is
 		// left as the subnet manager would leave it.)
 		_ = f.s.applyRoutes(true)
+		// Traffic engineering's and a flow list's pins through the failed
+		// link give way to the new routes.
+		net.DropBrokenPins()
 	}
 }
 

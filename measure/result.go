@@ -21,6 +21,9 @@ func Result(p *plan.Plan, t *Trace) metrics.SizeResult {
 	r.SimEndS = t.Now.Seconds()
 	r.Hosts = t.Hosts
 	r.Transport = scenario.TransportLabel(p.Job.Spec)
+	if te := p.TE; te != nil {
+		r.TE = &metrics.TEPlan{Method: te.Method, Connections: te.Conns, MaxLinkLoadS: te.MaxLoadS, Optimal: te.Optimal}
+	}
 	if t.Hosts != nil {
 		r.Transport = "kernel TCP"
 		// Real hosts: which path each flow took is the kernels' business,
@@ -221,16 +224,11 @@ func Summary(p *plan.Plan, pt plan.Part, t *Trace) metrics.SizeResult {
 	return r
 }
 
-// MessageLoad is what a messages job offered and carried: payload per
+// messageLoad is what a messages job offered and carried: payload per
 // sending host over the arrival window, and over the run up to its last
 // delivery, last (see metrics.MessageLoad).
-func MessageLoad(p *plan.Plan, pt plan.Part, t *Trace, last sim.Time) *metrics.MessageLoad {
-	ld, _, _ := messageLoad(p, pt, t, last)
-	return ld
-}
-
-// messageLoad is MessageLoad and, with RPCs, each completed one's request
-// size and round trip (for RTT by size).
+// With RPCs it also returns each completed one's request size and round
+// trip (for RTT by size).
 func messageLoad(p *plan.Plan, pt plan.Part, t *Trace, last sim.Time) (ld *metrics.MessageLoad, rttSizes []int64, rtts []float64) {
 	spec := p.Job.Spec
 	dag := p.DAG

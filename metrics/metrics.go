@@ -411,6 +411,8 @@ type Completion struct {
 	// Algorithm is the algorithm that ran, naming any fallback (e.g.
 	// "recursive-doubling (Bruck: 6 ranks is not a power of two)").
 	Algorithm string `json:"algorithm,omitempty"`
+	// TE is what traffic engineering planned (switch.forwarding: te).
+	TE *TEPlan `json:"te,omitempty"`
 	// Transport is what carried the run, as the tables name it
 	// ("RoCE/DCQCN default", "RoCE/HPCC", "UET reps/NSCC", "Homa", …).
 	Transport string `json:"transport,omitempty"`
@@ -630,6 +632,17 @@ type SizeBucket struct {
 	// RTT (RPCs: workload.response_size) is the round trip of the
 	// requests of this bucket's sizes, request sent to response received.
 	RTT *Percentiles `json:"rtt_s,omitempty"`
+}
+
+// TEPlan is traffic engineering's assignment: the method, how many
+// connections it placed, the busiest link's traffic over the run (its
+// bytes at its rate) and, for the exact method, whether that is proven
+// the least possible.
+type TEPlan struct {
+	Method       string  `json:"method"`
+	Connections  int     `json:"connections"`
+	MaxLinkLoadS float64 `json:"max_link_load_s"`
+	Optimal      bool    `json:"optimal"`
 }
 
 // AttachRTT gives every bucket the round trips (rtts[i], of a request of

@@ -2,10 +2,13 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"fabriclab/fabric"
+	"fabriclab/sim"
 	"fabriclab/topo"
+	"fabriclab/units"
 )
 
 // maxTEPaths bounds the equal-cost paths TE considers per host pair.
@@ -16,8 +19,9 @@ const maxTEPaths = 4096
 const optimalBudget = 2_000_000
 
 // TEResult is what traffic engineering chose: its maximum link load (the
-// busiest directed link's bytes over its rate, in seconds) and, for the
-// exact method, whether the search finished (the load is the optimum).
+// busiest directed link's traffic over the run: its bytes serialized at
+// its rate, in seconds) and, for the exact method, whether the search
+// finished (the load is then the optimum).
 type TEResult struct {
 	Method   string
 	Conns    int
@@ -25,11 +29,14 @@ type TEResult struct {
 	Optimal  bool
 }
 
-// teConn is one connection's demand and its candidate paths.
+// teConn is one connection's demand: its NIC's port and the equal-cost
+// paths it may take (shared by every connection from the same first
+// switch to the same destination), as port IDs.
 type teConn struct {
 	c     int
 	bytes int64
-	paths [][]*fabric.Port // its NIC's port, then the switch egress ports
+	nic   int32
+	paths [][]int32
 }
 
 // InstallTE is traffic engineering (switch.forwarding: te): a controller
@@ -39,83 +46,108 @@ type teConn struct {
 // and puts each on the path whose busiest link would be least busy
 // after it (ties: the least total load, then the first path); optimal
 // searches every assignment for the least maximum link load (branch and
-// bound from the greedy one; beyond optimalBudget steps it keeps the best
-// found). Loads are bytes over link rate, so links of different rates
-// compare.
+// bound from the greedy one; beyond optimalBudget paths tried it keeps
+// the best found). A link's load is the time its bytes take at its rate,
+// in integer picoseconds, so links of different rates compare and the
+// search adds and removes loads exactly.
 func InstallTE(p *Plan, tp *topo.Topology, method string) (TEResult, error) {
-	conns, index, err := teDemand(p, tp)
+	conns, err := teDemand(p, tp)
 	if err != nil {
 		return TEResult{}, err
 	}
-	load := make([]float64, len(index))
-	choice := greedyTE(conns, index, load)
-	res := TEResult{Method: method, Conns: len(conns), MaxLoadS: maxOf(load)}
+	ports := tp.Net.Ports
+	load := make([]int64, len(ports))
+	choice := greedyTE(conns, ports, load)
+	best := slices.Max(append(load, 0))
+	res := TEResult{Method: method, Conns: len(conns)}
 	if method == "optimal" {
-		choice, res.MaxLoadS, res.Optimal = optimalTE(conns, index, choice, res.MaxLoadS)
+		choice, best, res.Optimal = optimalTE(conns, ports, choice, best)
 	}
+	res.MaxLoadS = sim.Time(best).Seconds()
 	for i, tc := range conns {
 		cn := p.Conns[tc.c]
-		for _, pt := range tc.paths[choice[i]] {
-			if sw := pt.Sw(); sw != nil {
-				sw.Pin(cn.Src, cn.Dst, cn.SQP, cn.DQP, pt)
-			}
+		for _, id := range tc.paths[choice[i]] {
+			pt := ports[id]
+			pt.Sw().Pin(cn.Src, cn.Dst, cn.SQP, cn.DQP, pt)
 		}
 	}
 	return res, nil
 }
 
-// teDemand is every connection with bytes to send between hosts on
-// different switches, and the directed links of their paths, numbered.
-func teDemand(p *Plan, tp *topo.Topology) ([]teConn, map[*fabric.Port]int, error) {
+// cost is the time bytes take on port pt.
+func cost(bytes int64, pt *fabric.Port) int64 {
+	return int64(units.SerializationTime(units.Size(bytes), pt.Rate))
+}
+
+// teDemand is every connection with bytes to send between hosts behind a
+// switch, with its paths, largest first (ties in plan order).
+func teDemand(p *Plan, tp *topo.Topology) ([]teConn, error) {
 	bytes := make([]int64, len(p.Conns))
 	for i, m := range p.DAG.Msgs {
 		if c := p.Conn[i]; c >= 0 && !m.Marker {
 			bytes[c] += max(m.Bytes, 1)
 		}
 	}
-	index := map[*fabric.Port]int{}
+	type key struct {
+		sw  *fabric.Switch
+		dst int32
+	}
+	cache := map[key][][]int32{}
 	var conns []teConn
 	for c, cn := range p.Conns {
-		if bytes[c] == 0 {
+		if bytes[c] == 0 || int(cn.Src) >= len(tp.Net.HostPorts) || tp.Net.HostPorts[cn.Src] == nil {
 			continue
 		}
-		paths, err := EqualCostPaths(tp, int(cn.Src), int(cn.Dst))
-		if err != nil {
-			return nil, nil, err
+		nic := tp.Net.HostPorts[cn.Src]
+		sw, ok := nic.Peer.Owner.(*fabric.Switch)
+		if !ok {
+			continue
+		}
+		k := key{sw, cn.Dst}
+		paths, ok := cache[k]
+		if !ok {
+			ps, err := pathsFrom(sw, int(cn.Src), int(cn.Dst))
+			if err != nil {
+				return nil, err
+			}
+			paths = ps
+			cache[k] = paths
 		}
 		if len(paths) == 0 {
 			continue
 		}
-		// The source's NIC link is on every path: its load counts in the
-		// maximum, though it is no switch's to choose.
-		nic := tp.Net.HostPorts[cn.Src]
-		for k := range paths {
-			paths[k] = append([]*fabric.Port{nic}, paths[k]...)
-		}
-		for _, path := range paths {
-			for _, pt := range path {
-				if _, ok := index[pt]; !ok {
-					index[pt] = len(index)
-				}
-			}
-		}
-		conns = append(conns, teConn{c: c, bytes: bytes[c], paths: paths})
+		conns = append(conns, teConn{c: c, bytes: bytes[c], nic: int32(nic.ID), paths: paths})
 	}
 	sort.SliceStable(conns, func(a, b int) bool { return conns[a].bytes > conns[b].bytes })
-	return conns, index, nil
+	return conns, nil
 }
 
 // EqualCostPaths lists the paths from host src to host dst the switches'
 // routes allow (every choice of every group), as the switch egress ports
-// they leave by; none when both hosts hang off one port chain without a
-// choice (then the single path is listed). An error beyond maxTEPaths.
+// they leave by; an error beyond maxTEPaths or on a loop.
 func EqualCostPaths(tp *topo.Topology, src, dst int) ([][]*fabric.Port, error) {
 	if src < 0 || src >= len(tp.Net.HostPorts) || tp.Net.HostPorts[src] == nil {
 		return nil, fmt.Errorf("host %d is not in the topology", src)
 	}
-	var out [][]*fabric.Port
-	var walk func(sw *fabric.Switch, path []*fabric.Port) error
-	walk = func(sw *fabric.Switch, path []*fabric.Port) error {
+	sw, ok := tp.Net.HostPorts[src].Peer.Owner.(*fabric.Switch)
+	if !ok {
+		return nil, nil
+	}
+	ids, err := pathsFrom(sw, src, dst)
+	out := make([][]*fabric.Port, len(ids))
+	for i, path := range ids {
+		for _, id := range path {
+			out[i] = append(out[i], tp.Net.Ports[id])
+		}
+	}
+	return out, err
+}
+
+// pathsFrom lists the paths from switch sw to host dst as port IDs.
+func pathsFrom(sw *fabric.Switch, src, dst int) ([][]int32, error) {
+	var out [][]int32
+	var walk func(sw *fabric.Switch, path []int32) error
+	walk = func(sw *fabric.Switch, path []int32) error {
 		if len(path) > 64 {
 			return fmt.Errorf("the routes from host %d to host %d loop", src, dst)
 		}
@@ -123,7 +155,7 @@ func EqualCostPaths(tp *topo.Topology, src, dst int) ([][]*fabric.Port, error) {
 			return nil
 		}
 		for _, pt := range sw.Next[dst] {
-			next := append(path[:len(path):len(path)], pt)
+			next := append(path[:len(path):len(path)], int32(pt.ID))
 			nsw, ok := pt.Peer.Owner.(*fabric.Switch)
 			if !ok {
 				if len(out) == maxTEPaths {
@@ -138,23 +170,21 @@ func EqualCostPaths(tp *topo.Topology, src, dst int) ([][]*fabric.Port, error) {
 		}
 		return nil
 	}
-	sw, ok := tp.Net.HostPorts[src].Peer.Owner.(*fabric.Switch)
-	if !ok {
-		return nil, nil
-	}
 	return out, walk(sw, nil)
 }
 
 // greedyTE places conns largest first, each on the path that leaves the
-// least busy maximum; it adds their loads to load.
-func greedyTE(conns []teConn, index map[*fabric.Port]int, load []float64) []int {
+// least busy maximum; it adds their loads to load (by port ID), the NIC's
+// link included.
+func greedyTE(conns []teConn, ports []*fabric.Port, load []int64) []int {
 	choice := make([]int, len(conns))
 	for i, tc := range conns {
-		best, bestMax, bestSum := 0, 0.0, 0.0
+		nl := load[tc.nic] + cost(tc.bytes, ports[tc.nic])
+		best, bestMax, bestSum := 0, int64(0), int64(0)
 		for k, path := range tc.paths {
-			mx, sum := 0.0, 0.0
-			for _, pt := range path {
-				l := load[index[pt]] + float64(tc.bytes)/float64(pt.Rate)
+			mx, sum := nl, nl
+			for _, id := range path {
+				l := load[id] + cost(tc.bytes, ports[id])
 				mx, sum = max(mx, l), sum+l
 			}
 			if k == 0 || mx < bestMax || mx == bestMax && sum < bestSum {
@@ -162,8 +192,9 @@ func greedyTE(conns []teConn, index map[*fabric.Port]int, load []float64) []int 
 			}
 		}
 		choice[i] = best
-		for _, pt := range tc.paths[best] {
-			load[index[pt]] += float64(tc.bytes) / float64(pt.Rate)
+		load[tc.nic] = nl
+		for _, id := range tc.paths[best] {
+			load[id] += cost(tc.bytes, ports[id])
 		}
 	}
 	return choice
@@ -171,17 +202,24 @@ func greedyTE(conns []teConn, index map[*fabric.Port]int, load []float64) []int 
 
 // optimalTE searches for the assignment of least maximum link load,
 // starting from the greedy choice (bound best); it reports whether the
-// search finished within optimalBudget.
-func optimalTE(conns []teConn, index map[*fabric.Port]int, greedy []int, best float64) ([]int, float64, bool) {
+// search finished within optimalBudget paths tried.
+func optimalTE(conns []teConn, ports []*fabric.Port, greedy []int, best int64) ([]int, int64, bool) {
 	bestChoice := append([]int(nil), greedy...)
 	cur := make([]int, len(conns))
-	load := make([]float64, len(index))
+	load := make([]int64, len(ports))
+	// The NICs' links carry their connections whatever the paths: a
+	// floor no assignment goes below.
+	var floor int64
+	for _, tc := range conns {
+		load[tc.nic] += cost(tc.bytes, ports[tc.nic])
+		floor = max(floor, load[tc.nic])
+	}
+	if best <= floor {
+		return bestChoice, best, true // greedy is at the floor: optimal
+	}
 	steps := 0
-	var search func(i int, mx float64) bool
-	search = func(i int, mx float64) bool {
-		if steps++; steps > optimalBudget {
-			return false
-		}
+	var search func(i int, mx int64) bool
+	search = func(i int, mx int64) bool {
 		if i == len(conns) {
 			if mx < best {
 				best = mx
@@ -191,35 +229,33 @@ func optimalTE(conns []teConn, index map[*fabric.Port]int, greedy []int, best fl
 		}
 		tc := &conns[i]
 		for k, path := range tc.paths {
+			if steps++; steps > optimalBudget {
+				return false
+			}
 			m := mx
-			for _, pt := range path {
-				m = max(m, load[index[pt]]+float64(tc.bytes)/float64(pt.Rate))
+			for _, id := range path {
+				m = max(m, load[id]+cost(tc.bytes, ports[id]))
 			}
 			if m >= best {
 				continue // cannot beat the best found
 			}
-			for _, pt := range path {
-				load[index[pt]] += float64(tc.bytes) / float64(pt.Rate)
+			for _, id := range path {
+				load[id] += cost(tc.bytes, ports[id])
 			}
 			cur[i] = k
 			ok := search(i+1, m)
-			for _, pt := range path {
-				load[index[pt]] -= float64(tc.bytes) / float64(pt.Rate)
+			for _, id := range path {
+				load[id] -= cost(tc.bytes, ports[id])
 			}
 			if !ok {
 				return false
 			}
+			if best <= floor {
+				return true // at the floor: nothing can do better
+			}
 		}
 		return true
 	}
-	done := search(0, 0)
+	done := search(0, floor)
 	return bestChoice, best, done
-}
-
-func maxOf(v []float64) float64 {
-	m := 0.0
-	for _, x := range v {
-		m = max(m, x)
-	}
-	return m
 }

@@ -403,6 +403,19 @@ func WriteTable(w io.Writer, v VariantResult) error {
 	default:
 		b.WriteString("# Avg bus bandwidth    : n/a (no complete size)\n")
 	}
+	for _, r := range rs {
+		if te := r.TE; te != nil {
+			proof := ""
+			if te.Method == "optimal" {
+				proof = "; the least possible (search finished)"
+				if !te.Optimal {
+					proof = "; the best found (the search ran out of budget)"
+				}
+			}
+			fmt.Fprintf(&b, "# te (%s row): %s over %d connections; the busiest link carries %s ms of traffic%s\n",
+				units.Size(r.SizeBytes), te.Method, te.Connections, ms(te.MaxLinkLoadS), proof)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -226,7 +226,7 @@ type Switch struct {
 	// ECMPSeed perturbs every switch's hash (each switch also mixes in its id).
 	ECMPSeed uint64 `yaml:"ecmp_seed" json:"ecmp_seed"`
 	// TE is traffic engineering's controller (forwarding: te).
-	TE TE `yaml:"te" json:"te,omitempty"`
+	TE TE `yaml:"te" json:"te,omitzero"`
 	// Trimming cuts a lossy data packet that finds no buffer to its
 	// headers (64 bytes) and forwards that at nic.control_priority, so its
 	// receiver asks for it at once (UET's packet trimming; read without

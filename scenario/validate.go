@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -163,6 +164,9 @@ func (c *checker) check(s *Scenario) error {
 	c.entropy(s)
 	if k, ok := LookupTransportKind(s.Transport.Kind); ok && k.PerMessage && s.Switch.Forwarding == "te" {
 		c.fail("switch.forwarding", "te pins connections to paths; transport %s has none (every message is its own)", k.Name)
+	}
+	if s.Switch.Forwarding == "te" && s.Transport.Kind == "uet" && s.Transport.UET.LB != "single" {
+		c.fail("switch.forwarding", "te pins connections by their 5-tuple, but UET sprays every packet with its own entropy (transport.uet.lb: %s); use lb: single, or forwarding ecmp", cmp.Or(s.Transport.UET.LB, "spray"))
 	}
 	c.need(len(s.Topology.PFCStorms) == 0 || s.Switch.PFC.Enabled, "topology.pfc_storms", "a PFC storm pauses switch ports: it needs switch.pfc.enabled")
 	c.need(s.Sim.TimeLimit > 0, "sim.time_limit", "must be more than 0, got %v", s.Sim.TimeLimit)
@@ -336,6 +340,7 @@ func (c *checker) switches(s Switch, kind string) {
 		c.need(!seen[tf.Tier], k+".tier", "tier %q is given twice", tf.Tier)
 		seen[tf.Tier] = true
 		c.need(oneOf(tf.Forwarding, forwardingKinds), k+".forwarding", "unknown forwarding %q; use one of: %s", tf.Forwarding, choices(forwardingKinds))
+		c.need(tf.Forwarding != "te", k+".forwarding", "te plans whole paths across tiers; set switch.forwarding: te instead")
 	}
 }
 
