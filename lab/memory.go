@@ -307,6 +307,12 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 		conns = min(conns*int64(pool), m)
 	}
 	run += mapBytes(conns, c.connEntry) + conns*c.planConn + tr.bytes(conns, posted, int64(max(hosts, 1)))
+	if spec.Switch.Forwarding == "te" {
+		// Traffic engineering: a pin per connection on every switch of
+		// its path (teSwitches at most on the tree fabrics), and the
+		// controller's per-connection demand while it plans.
+		run += mapBytes(conns*teSwitches, c.pinEntry) + conns*teDemandBytes
+	}
 	events := appendCap(timed, c.event) * c.event
 	run += events
 	if spec.Sim.Explain {
@@ -328,6 +334,15 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 	}
 	return e
 }
+
+// teSwitches is how many switches a path crosses at most on the tree
+// fabrics (a three-tier fat-tree: edge, aggregation, core, aggregation,
+// edge); teDemandBytes what the TE controller keeps per connection (its
+// demand record: index, bytes, NIC, a slice header of shared paths).
+const (
+	teSwitches    = 5
+	teDemandBytes = 48
+)
 
 // maxCount bounds the counts of a job (far beyond any machine: such a job
 // is refused anyway), so that the byte arithmetic stays in range.
@@ -705,7 +720,7 @@ type costs struct {
 	row, succ, dep                     int64 // CSR row start, successor, edge (until Finish)
 	labMsg                             int64 // the per-message arrays of the plan, the executor and Sim
 	planConn, release                  int64 // a plan's connection, an executor's released message
-	connEntry, slowEntry               int64 // map entries (key, value, control byte)
+	connEntry, slowEntry, pinEntry     int64 // map entries (key, value, control byte)
 	event                              int64 // a scheduler event
 	flowSpec, arrival                  int64
 	record, float                      int64 // a flow record, an FCT or slowdown
@@ -774,6 +789,7 @@ var memCosts = sync.OnceValue(func() *costs {
 	c.release = sz(reflect.TypeFor[workload.Executor](), "out[]", 4)
 	c.connEntry = plan.ConnKeyBytes + int64(unsafe.Sizeof(int32(0))) + 1
 	c.slowEntry = int64(unsafe.Sizeof(int(0))+unsafe.Sizeof(float64(0))) + 1
+	c.pinEntry = int64(4*unsafe.Sizeof(int32(0))+unsafe.Sizeof((*fabric.Port)(nil))) + 1 // a switch's pin: 5-tuple key, port
 	st := reflect.TypeFor[sim.Scheduler]()
 	// A pending event: its queue entry, its handler slot and a free-list
 	// place (all appended: the growth is counted by the callers).
