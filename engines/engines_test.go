@@ -55,8 +55,14 @@ func TestRunMarksFlowRows(t *testing.T) {
 	if d := r.CCTS/p.CCTS - 1; d > 0.05 || d < -0.05 {
 		t.Errorf("flow CCT %v vs packet %v", r.CCTS, p.CCTS)
 	}
-	homa := jobs(t, base+"transport: {kind: homa}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow}\n")
-	if _, err := Run(context.Background(), homa[0], nil); err == nil || !strings.Contains(err.Error(), "sim.engine flow:") {
+	// Validation refuses it where the file asks for it, at the key …
+	if _, err := scenario.Parse("e.yaml", []byte(base+"transport: {kind: homa}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow}\n")); err == nil ||
+		!strings.Contains(err.Error(), "e.yaml:4:15: sim.engine: flow: transport homa schedules messages") {
+		t.Errorf("validating homa on the flow engine: %v", err)
+	}
+	// … and a run asked for it another way says why.
+	homa := jobs(t, base+"transport: {kind: homa}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\n")
+	if _, err := Run(context.Background(), With(homa[0], Flow), nil); err == nil || !strings.Contains(err.Error(), "sim.engine flow:") {
 		t.Errorf("homa on the flow engine: %v", err)
 	}
 }

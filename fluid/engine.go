@@ -64,47 +64,13 @@ type layout struct {
 
 // Supports reports whether the fluid model can express job; why says what
 // it cannot when ok is false. An auto mode runs such jobs on the packet
-// engine.
+// engine. The rules live in scenario (FlowEngineSupports), so that
+// validate refuses sim.engine: flow where the run would.
 func Supports(job scenario.Job) (ok bool, why string) {
-	spec := job.Spec
-	if spec == nil {
+	if job.Spec == nil {
 		return false, "the job has no scenario"
 	}
-	tk, found := scenario.LookupTransportKind(spec.Transport.Kind)
-	if !found {
-		return false, fmt.Sprintf("unknown transport %q", spec.Transport.Kind)
-	}
-	if tk.PerMessage {
-		return false, fmt.Sprintf("transport %s schedules messages by priority at the receiver, which max-min sharing does not model", tk.Name)
-	}
-	for i := 0; i < plan.Jobs(job); i++ {
-		w := scenario.JobWorkload(spec, i)
-		if w.Kind == "messages" {
-			return false, "messages workloads measure queueing of short messages behind long ones, which a fluid model does not see"
-		}
-	}
-	if spec.Sim.Explain {
-		return false, "sim.explain reads per-packet queueing and pauses"
-	}
-	for _, f := range forwardings(spec) {
-		p, known := fabric.Policies[f]
-		if !known {
-			return false, fmt.Sprintf("unknown forwarding %q", f)
-		}
-		if p == fabric.Flowlet {
-			return false, "forwarding flowlet re-hashes flows at random after idle gaps; the fluid model has no equivalent"
-		}
-	}
-	return true, ""
-}
-
-// forwardings lists the forwarding policies the scenario's switches use.
-func forwardings(spec *scenario.Scenario) []string {
-	out := []string{spec.Switch.Forwarding}
-	for _, tf := range spec.Switch.ForwardingTiers {
-		out = append(out, tf.Forwarding)
-	}
-	return out
+	return scenario.FlowEngineSupports(job.Spec)
 }
 
 // build assembles the fluid simulation of the jobs sel of job: the same

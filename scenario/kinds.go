@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"fabriclab/fabric"
 	"fabriclab/metrics"
 	"fabriclab/sim"
 	"fabriclab/units"
@@ -378,6 +379,41 @@ var transportKindList = []*TransportKind{
 
 func tcpReorderNote(_ *Scenario, p string) string {
 	return fmt.Sprintf("forwarding %s reorders packets: TCP takes three duplicate ACKs as a loss, so reordering costs fast retransmits and window cuts (ecmp or flowlet keep a connection's packets in order)", p)
+}
+
+// FlowEngineSupports reports whether the flow-level engine (fluid) can
+// express scenario s; why says what it cannot. It is the engine's own
+// rule (fluid.Supports), here so that validation can apply it.
+func FlowEngineSupports(s *Scenario) (ok bool, why string) {
+	tk, found := LookupTransportKind(s.Transport.Kind)
+	if !found {
+		return false, fmt.Sprintf("unknown transport %q", s.Transport.Kind)
+	}
+	if tk.PerMessage {
+		return false, fmt.Sprintf("transport %s schedules messages by priority at the receiver, which max-min sharing does not model", tk.Name)
+	}
+	for i := 0; i <= len(s.Jobs); i++ {
+		if JobWorkload(s, i).Kind == "messages" {
+			return false, "messages workloads measure queueing of short messages behind long ones, which a fluid model does not see"
+		}
+	}
+	if s.Sim.Explain {
+		return false, "sim.explain reads per-packet queueing and pauses"
+	}
+	policies := []string{s.Switch.Forwarding}
+	for _, tf := range s.Switch.ForwardingTiers {
+		policies = append(policies, tf.Forwarding)
+	}
+	for _, f := range policies {
+		p, known := fabric.Policies[f]
+		if !known {
+			return false, fmt.Sprintf("unknown forwarding %q", f)
+		}
+		if p == fabric.Flowlet {
+			return false, "forwarding flowlet re-hashes flows at random after idle gaps; the fluid model has no equivalent"
+		}
+	}
+	return true, ""
 }
 
 // TransportLabel is the short name of what carries a scenario's traffic,

@@ -259,6 +259,7 @@ func TestValidationErrors(t *testing.T) {
 		{"homa overcommit 9", "transport.homa.overcommit", minimal + "transport:\n  kind: homa\n  homa:\n    overcommit: 9 # <-\n"},
 		{"homa fifo fraction 1", "transport.homa.fifo_grant_fraction", minimal + "transport:\n  kind: homa\n  homa:\n    fifo_grant_fraction: 1 # <-\n"},
 		{"response size neither size nor same", "workload.response_size", "topology: {hosts: 32, hosts_per_leaf: 8, spines: 4}\nworkload:\n  kind: messages\n  size_dist: w5\n  load: 0.1\n  duration: 1ms\n  response_size: often # <-\n"},
+		{"flow engine with homa", "sim.engine", minimal + "transport: {kind: homa}\nsim:\n  engine: flow # <-\n"},
 		{"te with sprayed uet", "switch.forwarding", minimal + "switch:\n  forwarding: te # <-\ntransport: {kind: uet}\n"},
 		{"te per tier", "switch.forwarding_tiers[0].forwarding", minimal + "switch:\n  forwarding_tiers:\n    - {tier: leaf, forwarding: te} # <-\n"},
 		{"te with homa", "switch.forwarding", minimal + "switch:\n  forwarding: te # <-\ntransport: {kind: homa}\n"},

@@ -173,6 +173,11 @@ func (c *checker) check(s *Scenario) error {
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
 	c.need(s.Sim.ExplainSlowdown >= 1 && s.Sim.ExplainSlowdown <= 1e6, "sim.explain_slowdown", "must be between 1 and 1e6, got %v", s.Sim.ExplainSlowdown)
 	c.need(oneOf(s.Sim.Engine, []string{"packet", "flow", "auto"}), "sim.engine", "unknown %q; use packet, flow (the flow-level engine) or auto (flow for jobs of at least sim.flow_above it can express)", s.Sim.Engine)
+	if s.Sim.Engine == "flow" {
+		if ok, why := FlowEngineSupports(s); !ok {
+			c.fail("sim.engine", "flow: %s; use sim.engine packet or auto", why)
+		}
+	}
 	c.need(s.Sim.FlowAbove >= 0, "sim.flow_above", "must not be negative, got %v", s.Sim.FlowAbove)
 	c.telemetry(s.Sim)
 	if c.err == nil {
