@@ -113,6 +113,16 @@ func pauseSpans(paused []int8, b bins, interval, tu float64) []span {
 
 // at is the time of sample boundary k (k·interval) in unit tu, rounded
 // to 12 significant digits (10 µs, not 10.000000000000002).
+// sampleAt is when sample boundary k is (k intervals in), in units tu;
+// the last one is the run's end (the closing sample spans less than an
+// interval), as the CSV export gives it.
+func sampleAt(t *metrics.Telemetry, k int, tu float64) float64 {
+	if k >= t.Samples && t.EndS > 0 {
+		return at(1, t.EndS, tu)
+	}
+	return at(k, t.IntervalS, tu)
+}
+
 func at(k int, interval, tu float64) float64 {
 	x, _ := strconv.ParseFloat(strconv.FormatFloat(float64(k)*interval/tu, 'g', 12, 64), 64)
 	return x
@@ -236,7 +246,7 @@ func sampling(t *metrics.Telemetry, b bins, how string) string {
 func timeAxis(p *plot.Plot, t *metrics.Telemetry, b bins) (float64, string) {
 	tu, tn := unitFor(float64(b.count()*b.f) * t.IntervalS)
 	p.X.Label.Text = "time (" + tn + ")"
-	p.X.Min, p.X.Max = 0, at(b.count()*b.f, t.IntervalS, tu)
+	p.X.Min, p.X.Max = 0, sampleAt(t, b.count()*b.f, tu)
 	p.X.Tick.Marker = niceTicks{}
 	return tu, tn
 }
@@ -298,7 +308,7 @@ func queueChart(r telemetryRow) Chart {
 					y = math.Max(math.Log10(v/bu), p.Y.Min)
 				}
 			}
-			xys[j] = plotter.XY{X: at(b.end(j), t.IntervalS, tu), Y: y}
+			xys[j] = plotter.XY{X: sampleAt(t, b.end(j), tu), Y: y}
 		}
 		if _, err := c.addLine(p, k, portName(t.Ports[k]), xys, false); err != nil {
 			return skip(name, title, err.Error())
@@ -411,7 +421,7 @@ func flowCharts(r telemetryRow) []Chart {
 					mean += v
 				}
 				mean /= float64(e - a)
-				xys = append(xys, plotter.XY{X: at(b.end(bk), t.IntervalS, tu), Y: mean / scale})
+				xys = append(xys, plotter.XY{X: sampleAt(t, b.end(bk), tu), Y: mean / scale})
 			}
 			for _, v := range f.Value {
 				lo, hi, sum = math.Min(lo, v), math.Max(hi, v), sum+v
@@ -622,7 +632,7 @@ func utilStrip(r telemetryRow) Chart {
 	name, title := r.stem("util"), "Utilization per tier over time (mean of the kept ports): "+r.label
 	ts, counts, g := tierUtil(t, b)
 	tu, tn := unitFor(float64(b.count()*b.f) * t.IntervalS)
-	end := at(b.count()*b.f, t.IntervalS, tu)
+	end := sampleAt(t, b.count()*b.f, tu)
 	cm := newHeatMap(0, 100)
 	img := plotter.NewImage(stripImage(g, cm), 0, -0.5, end, float64(len(ts))-0.5)
 	c := colourChart(name, title, img, cm, "time ("+tn+")", "tier (kept ports)", "utilization (%)", stripHeight(len(ts))+vg.Centimeter)
@@ -645,7 +655,7 @@ func utilStrip(r telemetryRow) Chart {
 		}
 		mean /= float64(t.Samples)
 		tab.Rows = append(tab.Rows, []string{tier, strconv.Itoa(counts[k]), fmt.Sprintf("%.1f", mean), fmt.Sprintf("%.1f", peak),
-			shortNum(at(b.end(peakAt), t.IntervalS, tu))})
+			shortNum(sampleAt(t, b.end(peakAt), tu))})
 	}
 	c.Table = tab
 	return c

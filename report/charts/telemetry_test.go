@@ -352,3 +352,14 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// The closing sample sits at the run's end, not a whole interval on.
+func TestSampleAtClosingSample(t *testing.T) {
+	tel := &metrics.Telemetry{IntervalS: 10e-6, Samples: 3, EndS: 25e-6}
+	if got := sampleAt(tel, 2, 1e-6); got != 20 {
+		t.Errorf("sample boundary 2 at %v µs, want 20", got)
+	}
+	if got := sampleAt(tel, 3, 1e-6); got != 25 {
+		t.Errorf("the closing sample at %v µs, want the run's end, 25", got)
+	}
+}
