@@ -24,10 +24,6 @@ type FabricBounds struct {
 	Topo *topo.Topology
 }
 
-// path returns the ports a packet from src to dst crosses (first ECMP
-// choice at each switch: on a symmetric fabric every choice is as long).
-func (b *FabricBounds) path(src, dst int) []*fabric.Port { return b.Topo.Net.Path(src, dst) }
-
 // AloneFCT is the completion time of a message of bytes from src to dst on
 // the idle fabric: every packet serialized at the path's slowest link, the
 // last packet's store-and-forward on every other hop, and the propagation
@@ -38,7 +34,7 @@ func (b *FabricBounds) AloneFCT(src, dst int32, bytes int64) sim.Time {
 	n := max((bytes+mtu-1)/mtu, 1)
 	lastWire := bytes - (n-1)*mtu + ovh
 	wire := bytes + n*ovh
-	ports := b.path(int(src), int(dst))
+	ports := b.Topo.Net.Path(int(src), int(dst)) // first ECMP choice at each switch: on a symmetric fabric every choice is as long
 	k := 0
 	for i, pt := range ports {
 		if pt.Rate < ports[k].Rate {

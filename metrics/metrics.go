@@ -7,6 +7,7 @@ package metrics
 import (
 	"math"
 	"sort"
+	"strconv"
 
 	"fabriclab/counters"
 )
@@ -643,6 +644,15 @@ type TEPlan struct {
 	Connections  int     `json:"connections"`
 	MaxLinkLoadS float64 `json:"max_link_load_s"`
 	Optimal      bool    `json:"optimal"`
+}
+
+// Range is the bucket's sizes as the tables print them: "lo–hi", or
+// one size.
+func (b SizeBucket) Range() string {
+	if b.LoBytes == b.HiBytes {
+		return strconv.FormatInt(b.LoBytes, 10)
+	}
+	return strconv.FormatInt(b.LoBytes, 10) + "–" + strconv.FormatInt(b.HiBytes, 10)
 }
 
 // AttachRTT gives every bucket the round trips (rtts[i], of a request of

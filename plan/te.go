@@ -122,28 +122,9 @@ func teDemand(p *Plan, tp *topo.Topology) ([]teConn, error) {
 	return conns, nil
 }
 
-// EqualCostPaths lists the paths from host src to host dst the switches'
-// routes allow (every choice of every group), as the switch egress ports
-// they leave by; an error beyond maxTEPaths or on a loop.
-func EqualCostPaths(tp *topo.Topology, src, dst int) ([][]*fabric.Port, error) {
-	if src < 0 || src >= len(tp.Net.HostPorts) || tp.Net.HostPorts[src] == nil {
-		return nil, fmt.Errorf("host %d is not in the topology", src)
-	}
-	sw, ok := tp.Net.HostPorts[src].Peer.Owner.(*fabric.Switch)
-	if !ok {
-		return nil, nil
-	}
-	ids, err := pathsFrom(sw, src, dst)
-	out := make([][]*fabric.Port, len(ids))
-	for i, path := range ids {
-		for _, id := range path {
-			out[i] = append(out[i], tp.Net.Ports[id])
-		}
-	}
-	return out, err
-}
-
-// pathsFrom lists the paths from switch sw to host dst as port IDs.
+// pathsFrom lists the paths from switch sw to host dst that the switches'
+// routes allow (every choice of every group), as the port IDs they leave
+// by; an error beyond maxTEPaths or on a loop.
 func pathsFrom(sw *fabric.Switch, src, dst int) ([][]int32, error) {
 	var out [][]int32
 	var walk func(sw *fabric.Switch, path []int32) error

@@ -135,23 +135,12 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 			cc = fmt.Sprintf("RoCEv2, HPCC (η %g, max stage %d, AI %s, %s; INT on every switch)", h.Eta, h.MaxStage, h.RateAI, rtt)
 		}
 	case "uet":
-		u := tr.UET
-		lb, ccName := u.LB, u.CC
-		if lb == "" {
-			lb = "spray"
-		}
-		if ccName == "" {
-			ccName = "nscc"
-		}
-		n := u.Entropies
-		if n == 0 {
-			n = 256
-		}
-		spread := fmt.Sprintf("%s over %d entropies", lb, n)
-		if lb == "single" {
+		u := tr.UET.WithDefaults()
+		spread := fmt.Sprintf("%s over %d entropies", u.LB, u.Entropies)
+		if u.LB == "single" {
 			spread = "one entropy per connection"
 		}
-		cc = fmt.Sprintf("Ultra Ethernet (%s, %s, reliable unordered with SACK)", spread, strings.ToUpper(ccName))
+		cc = fmt.Sprintf("Ultra Ethernet (%s, %s, reliable unordered with SACK)", spread, strings.ToUpper(u.CC))
 	case "homa":
 		cc = "Homa (receiver-driven)"
 	case "dctcp":

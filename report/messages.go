@@ -63,10 +63,7 @@ func slowdownTable(b *strings.Builder, what string, buckets []metrics.SizeBucket
 	rows := [][]string{{"size", "count", "mean", "p50", "p99", "p99.9", "max"}, {"(B)", "", "", "", "", "", ""}}
 	for _, k := range buckets {
 		sd := k.Slowdown
-		size := fmt.Sprintf("%d–%d", k.LoBytes, k.HiBytes)
-		if k.LoBytes == k.HiBytes {
-			size = fmt.Sprint(k.LoBytes)
-		}
+		size := k.Range()
 		rows = append(rows, []string{size, fmt.Sprint(sd.Count), f2(sd.Mean), f2(sd.P50), f2(sd.P99), f2(sd.P999), f2(sd.Max)})
 	}
 	alignRows(b, rows, 2, nil)
@@ -87,10 +84,7 @@ func rttTable(b *strings.Builder, what string, buckets []metrics.SizeBucket) {
 		if k.RTT == nil {
 			continue
 		}
-		size := fmt.Sprintf("%d–%d", k.LoBytes, k.HiBytes)
-		if k.LoBytes == k.HiBytes {
-			size = fmt.Sprint(k.LoBytes)
-		}
+		size := k.Range()
 		rows = append(rows, []string{size, fmt.Sprint(k.RTT.Count), usec(k.RTT.P50), usec(k.RTT.P99), usec(k.RTT.Max)})
 	}
 	if len(rows) == 2 {

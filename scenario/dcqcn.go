@@ -89,7 +89,7 @@ func set[T any](dst *T, v *T) {
 // transport's settings, each knob at its default unless set; NSCC's
 // target delay stays 0 when left to the fabric (the lab sets it).
 func UETConfig(spec *Scenario) uet.Config {
-	u, nic := spec.Transport.UET, spec.NIC
+	u, nic := spec.Transport.UET.WithDefaults(), spec.NIC
 	or := func(v, def float64) float64 {
 		if v > 0 {
 			return v
@@ -99,12 +99,9 @@ func UETConfig(spec *Scenario) uet.Config {
 	cfg := uet.Config{
 		MTU: int32(nic.MTU), Overhead: int32(nic.Overhead),
 		DataPrio: uint8(nic.DataPriority), CtrlPrio: uint8(nic.ControlPriority), ControlWire: int32(nic.ControlWire),
-		RTO: nic.RTO, Entropies: 256, BaseRTT: u.BaseRTT,
+		RTO: nic.RTO, Entropies: u.Entropies, BaseRTT: u.BaseRTT,
 		NSCC: uet.NSCCParams{TargetDelay: u.TargetDelay, IncreaseGain: or(u.IncreaseGain, 1), FairIncrease: or(u.FairIncrease, 1),
 			DecreaseGain: or(u.DecreaseGain, 1), MaxWindow: or(u.MaxWindow, 1.25)},
-	}
-	if u.Entropies > 0 {
-		cfg.Entropies = u.Entropies
 	}
 	switch u.LB {
 	case "reps":
@@ -112,13 +109,7 @@ func UETConfig(spec *Scenario) uet.Config {
 	case "single":
 		cfg.LB = uet.Single
 	}
-	switch u.CC {
-	case "rccc":
-		cfg.RCCC = true
-	case "nscc+rccc":
-		cfg.NSCCOn, cfg.RCCC = true, true
-	default:
-		cfg.NSCCOn = true
-	}
+	cfg.NSCCOn = u.CC != "rccc"
+	cfg.RCCC = u.CC != "nscc"
 	return cfg
 }

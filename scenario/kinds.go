@@ -381,6 +381,16 @@ func tcpReorderNote(_ *Scenario, p string) string {
 	return fmt.Sprintf("forwarding %s reorders packets: TCP takes three duplicate ACKs as a loss, so reordering costs fast retransmits and window cuts (ecmp or flowlet keep a connection's packets in order)", p)
 }
 
+// ForwardingPolicies lists the forwarding policies the scenario's switches
+// use: switch.forwarding, then each tier's override.
+func (s *Scenario) ForwardingPolicies() []string {
+	out := []string{s.Switch.Forwarding}
+	for _, tf := range s.Switch.ForwardingTiers {
+		out = append(out, tf.Forwarding)
+	}
+	return out
+}
+
 // FlowEngineSupports reports whether the flow-level engine (fluid) can
 // express scenario s; why says what it cannot. It is the engine's own
 // rule (fluid.Supports), here so that validation can apply it.
@@ -400,11 +410,7 @@ func FlowEngineSupports(s *Scenario) (ok bool, why string) {
 	if s.Sim.Explain {
 		return false, "sim.explain reads per-packet queueing and pauses"
 	}
-	policies := []string{s.Switch.Forwarding}
-	for _, tf := range s.Switch.ForwardingTiers {
-		policies = append(policies, tf.Forwarding)
-	}
-	for _, f := range policies {
+	for _, f := range s.ForwardingPolicies() {
 		p, known := fabric.Policies[f]
 		if !known {
 			return false, fmt.Sprintf("unknown forwarding %q", f)
@@ -434,14 +440,8 @@ func TransportLabel(s *Scenario) string {
 		}
 		return "RoCE/DCQCN " + t.DCQCN.Preset
 	case "uet":
-		lb, cc := t.UET.LB, t.UET.CC
-		if lb == "" {
-			lb = "spray"
-		}
-		if cc == "" {
-			cc = "nscc"
-		}
-		return "UET " + lb + "/" + strings.ToUpper(cc)
+		u := t.UET.WithDefaults()
+		return "UET " + u.LB + "/" + strings.ToUpper(u.CC)
 	case "homa":
 		return "Homa"
 	case "dctcp":

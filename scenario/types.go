@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"cmp"
 	"slices"
 
 	"fabriclab/units"
@@ -323,6 +324,16 @@ type UET struct {
 	MaxWindow    float64 `yaml:"max_window" json:"max_window,omitempty"`
 	// BaseRTT (0 = each connection's unloaded round trip).
 	BaseRTT units.Duration `yaml:"base_rtt" json:"base_rtt,omitempty"`
+}
+
+// WithDefaults is u with the choices it leaves empty filled in: spray,
+// 256 entropies, nscc (the knobs of NSCC keep their zeros; UETConfig
+// resolves them).
+func (u UET) WithDefaults() UET {
+	u.LB = cmp.Or(u.LB, "spray")
+	u.CC = cmp.Or(u.CC, "nscc")
+	u.Entropies = cmp.Or(u.Entropies, 256)
+	return u
 }
 
 // HPCC's knobs (transport.cc: hpcc); zero means the default.

@@ -856,11 +856,7 @@ func (c *checker) jobs(s *Scenario) {
 func Notes(s *Scenario) []string {
 	var out []string
 	reorders := map[string]bool{"spray-random": true, "spray-rr": true, "adaptive": true}
-	policies := []string{s.Switch.Forwarding}
-	for _, tf := range s.Switch.ForwardingTiers {
-		policies = append(policies, tf.Forwarding)
-	}
-	for _, p := range policies {
+	for _, p := range s.ForwardingPolicies() {
 		if !reorders[p] {
 			continue
 		}
