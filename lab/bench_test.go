@@ -88,50 +88,59 @@ func BenchmarkMessagesW5(b *testing.B) {
 }
 
 func benchJob(b *testing.B, job scenario.Job) {
-	var (
-		events, packets, mallocs uint64
-		runTime                  time.Duration
-		peak                     uint64
-		ms                       runtime.MemStats
-	)
+	var st runStats
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s, err := Build(job)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ev0, pk0 := s.Sched.Executed, s.Topo.Net.InjectedPackets
-		runtime.ReadMemStats(&ms)
-		m0 := ms.Mallocs
-		t0 := time.Now()
-		s.Run(context.Background(), nil)
-		runTime += time.Since(t0)
-		runtime.ReadMemStats(&ms)
-		mallocs += ms.Mallocs - m0
-		peak = max(peak, ms.HeapInuse)
-		events += s.Sched.Executed - ev0
-		packets += uint64(s.Topo.Net.InjectedPackets - pk0)
-
-		r := s.Result()
-		if !r.Complete {
-			b.Fatalf("run incomplete at %.6fs simulated", r.SimEndS)
-		}
-		if !r.Conservation.OK {
-			b.Fatalf("conservation violated: %+v", r.Conservation)
-		}
+		st.run(b, job)
 	}
 	b.StopTimer()
 	n := float64(b.N)
-	if sec := runTime.Seconds(); sec > 0 {
-		b.ReportMetric(float64(events)/sec, "events/s")
+	if sec := st.runTime.Seconds(); sec > 0 {
+		b.ReportMetric(float64(st.events)/sec, "events/s")
 	}
-	b.ReportMetric(float64(events)/n, "events/op")
-	b.ReportMetric(float64(packets)/n, "packets/op")
-	if packets > 0 {
-		b.ReportMetric(float64(runTime.Nanoseconds())/float64(packets), "ns/packet")
-		b.ReportMetric(float64(mallocs)/float64(packets), "allocs/packet")
+	b.ReportMetric(float64(st.events)/n, "events/op")
+	b.ReportMetric(float64(st.packets)/n, "packets/op")
+	if st.packets > 0 {
+		b.ReportMetric(float64(st.runTime.Nanoseconds())/float64(st.packets), "ns/packet")
+		b.ReportMetric(float64(st.mallocs)/float64(st.packets), "allocs/packet")
 	}
-	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(st.peak)/(1<<20), "peak-MiB")
+}
+
+// runStats adds up what the benchmarks report over the runs of run.
+type runStats struct {
+	events, packets, mallocs uint64
+	runTime                  time.Duration
+	peak                     uint64
+	ms                       runtime.MemStats
+}
+
+// run builds and runs job once, counting its events, packets, mallocs
+// and run time (the build is not timed), and fails the benchmark on an
+// incomplete or unbalanced run.
+func (st *runStats) run(b *testing.B, job scenario.Job) {
+	s, err := Build(job)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev0, pk0 := s.Sched.Executed, s.Topo.Net.InjectedPackets
+	runtime.ReadMemStats(&st.ms)
+	m0 := st.ms.Mallocs
+	t0 := time.Now()
+	s.Run(context.Background(), nil)
+	st.runTime += time.Since(t0)
+	runtime.ReadMemStats(&st.ms)
+	st.mallocs += st.ms.Mallocs - m0
+	st.peak = max(st.peak, st.ms.HeapInuse)
+	st.events += s.Sched.Executed - ev0
+	st.packets += uint64(s.Topo.Net.InjectedPackets - pk0)
+	r := s.Result()
+	if !r.Complete {
+		b.Fatalf("%s/%v: run incomplete at %.6fs simulated", job.Variant, job.Size, r.SimEndS)
+	}
+	if !r.Conservation.OK {
+		b.Fatalf("%s/%v: conservation violated: %+v", job.Variant, job.Size, r.Conservation)
+	}
 }
 
 // The data path does not allocate per packet: once pools and heaps have

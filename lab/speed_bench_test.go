@@ -4,9 +4,7 @@ package lab
 
 import (
 	"bufio"
-	"context"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -89,10 +87,8 @@ func speedJobs(b *testing.B, file string, sets ...string) []scenario.Job {
 
 func benchSpeed(b *testing.B, jobs []scenario.Job) {
 	var (
-		events, packets, mallocs uint64
-		runTime, cpu             time.Duration
-		peak                     uint64
-		ms                       runtime.MemStats
+		st  runStats
+		cpu time.Duration
 	)
 	debug.FreeOSMemory()
 	rssReset := resetPeakRSS()
@@ -100,47 +96,25 @@ func benchSpeed(b *testing.B, jobs []scenario.Job) {
 	for i := 0; i < b.N; i++ {
 		c0 := cpuTime()
 		for _, job := range jobs {
-			s, err := Build(job)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ev0, pk0 := s.Sched.Executed, s.Topo.Net.InjectedPackets
-			runtime.ReadMemStats(&ms)
-			m0 := ms.Mallocs
-			t0 := time.Now()
-			s.Run(context.Background(), nil)
-			runTime += time.Since(t0)
-			runtime.ReadMemStats(&ms)
-			mallocs += ms.Mallocs - m0
-			peak = max(peak, ms.HeapInuse)
-			events += s.Sched.Executed - ev0
-			packets += uint64(s.Topo.Net.InjectedPackets - pk0)
-
-			r := s.Result()
-			if !r.Complete {
-				b.Fatalf("%s/%v: run incomplete at %.6fs simulated", job.Variant, job.Size, r.SimEndS)
-			}
-			if !r.Conservation.OK {
-				b.Fatalf("%s/%v: conservation violated: %+v", job.Variant, job.Size, r.Conservation)
-			}
+			st.run(b, job)
 		}
 		cpu += cpuTime() - c0
 	}
 	b.StopTimer()
 	n := float64(b.N)
-	if sec := runTime.Seconds(); sec > 0 {
-		b.ReportMetric(float64(events)/sec, "events/s")
+	if sec := st.runTime.Seconds(); sec > 0 {
+		b.ReportMetric(float64(st.events)/sec, "events/s")
 	}
-	if events > 0 {
-		b.ReportMetric(float64(runTime.Nanoseconds())/float64(events), "ns/event")
+	if st.events > 0 {
+		b.ReportMetric(float64(st.runTime.Nanoseconds())/float64(st.events), "ns/event")
 	}
-	b.ReportMetric(float64(events)/n, "events/op")
-	b.ReportMetric(float64(packets)/n, "packets/op")
+	b.ReportMetric(float64(st.events)/n, "events/op")
+	b.ReportMetric(float64(st.packets)/n, "packets/op")
 	b.ReportMetric(cpu.Seconds()/n, "cpu-s/op")
-	if packets > 0 {
-		b.ReportMetric(float64(mallocs)/float64(packets), "allocs/packet")
+	if st.packets > 0 {
+		b.ReportMetric(float64(st.mallocs)/float64(st.packets), "allocs/packet")
 	}
-	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(st.peak)/(1<<20), "peak-MiB")
 	if kib, ok := peakRSSKiB(); ok && rssReset {
 		b.ReportMetric(float64(kib)/1024, "maxrss-MiB")
 	}
