@@ -865,3 +865,55 @@ func TestPFCDynamicThresholdFallingBelowAQueueDoesNotDrop(t *testing.T) {
 		t.Errorf("delivered %d of 51", got)
 	}
 }
+
+// probe records, when it runs, whether a port is busy.
+type probe struct {
+	pt  *fabric.Port
+	got *[]bool
+}
+
+func (p probe) OnEvent(sim.Time, uint64) { *p.got = append(*p.got, p.pt.Busy()) }
+
+// idle does nothing (it only takes insertion numbers and stays pending).
+type idle struct{}
+
+func (idle) OnEvent(sim.Time, uint64) {}
+
+// A switch port with nothing queued behind its frame does not schedule the
+// frame's end; it is busy until then and, at that very time, for the
+// events inserted before the end was due to be (A) and idle for those
+// after (B), exactly as with the event. When the scheduler renumbers its
+// insertion numbers between the two (every insertion, here), the port
+// schedules its end first and the order holds.
+func TestUnscheduledFrameEndKeepsItsPlace(t *testing.T) {
+	for _, renumber := range []bool{false, true} {
+		b := newStar(lossy(), us, g400, g400)
+		b.hosts[0].queue(1, 1, mtuW, 3)
+		sp := b.sw.Next[1][0]   // the switch's port toward host 1
+		end := t400 + us + t400 // its frame's end
+		var got []bool
+		for range 10 {
+			b.s.At(end+5*us, idle{}, 0) // numbers before the frame's
+		}
+		b.s.At(end, probe{sp, &got}, 0) // A
+		b.start()
+		b.s.At(t400+us, handlerFunc(func(sim.Time) { // right after the switch took the packet
+			if !sp.Busy() {
+				t.Fatal("the switch port is not sending")
+			}
+			if renumber {
+				b.s.RenumberAfter(1)
+			}
+			b.s.At(end, probe{sp, &got}, 0) // B
+		}), 0)
+		b.s.Run(-1)
+		if len(got) != 2 || !got[0] || got[1] {
+			t.Errorf("renumber %v: busy at the frame's end before and after its place: %v, want [true false]", renumber, got)
+		}
+		b.checkEnd(t)
+	}
+}
+
+type handlerFunc func(now sim.Time)
+
+func (f handlerFunc) OnEvent(now sim.Time, _ uint64) { f(now) }

@@ -48,6 +48,7 @@ func (pt *Port) fail() {
 			pt.lose(p)
 		}
 	}
+	pt.queued = 0
 	for p := pt.pipe.pop(); p != nil; p = pt.pipe.pop() {
 		pt.lose(p)
 	}

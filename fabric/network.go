@@ -49,7 +49,24 @@ type Network struct {
 func NewNetwork(s *sim.Scheduler, seed uint64, nHosts int) *Network {
 	n := &Network{Sched: s, Seed: seed, HostPorts: make([]*Port, nHosts)}
 	n.Pool.INT = &n.INT
+	prev := s.BeforeRenumber
+	s.BeforeRenumber = func() {
+		if prev != nil {
+			prev()
+		}
+		n.queueReservedTxDone()
+	}
 	return n
+}
+
+// queueReservedTxDone schedules every frame end a port reserved and did
+// not schedule (Port.sending), before the scheduler renumbers.
+func (n *Network) queueReservedTxDone() {
+	for _, pt := range n.Ports {
+		if pt.sending() {
+			pt.queueTxDone()
+		}
+	}
 }
 
 // AddSwitch creates a switch. Its ECMP seed mixes the network seed and

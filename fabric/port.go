@@ -1,6 +1,8 @@
 package fabric
 
 import (
+	"math/bits"
+
 	"fabriclab/counters"
 	"fabriclab/sim"
 	"fabriclab/units"
@@ -39,53 +41,64 @@ const PauseFrameWire = 84
 // Port is one end of a full-duplex link: it transmits toward Peer and is also
 // the ingress identity of packets arriving from Peer (for PFC accounting).
 type Port struct {
-	Owner Node
-	Index int // index within the owner's port list
-	ID    int // index in Network.Ports
+	// The fields a packet's hop reads come first, together, so that a hop
+	// touches a few of a port's cache lines rather than all sixteen (the
+	// ports of a 1,024-host fabric outgrow the caches).
+	net   *Network
+	sw    *Switch // owner, when it is a switch (buffer accounting on dequeue)
 	Peer  *Port
-	Tier  string
-
-	Rate  units.Rate
-	Delay sim.Time // propagation (+ the owner's forwarding latency)
-
-	net    *Network
+	Owner Node
+	pipe  fifo // packets on the wire toward Peer, in arrival order
+	// feeder is the host NIC that supplies data packets (host ports).
 	feeder Feeder
-	sw     *Switch // owner, when it is a switch (buffer accounting on dequeue)
-	host   bool    // owner is a host: count injections
-
-	// egress
-	queues      [NumPrio]fifo
-	qbytes      [NumPrio]int64
-	total       int64
-	busy        bool
-	dead        bool  // the link failed
-	txWire      int32 // wire size of the frame being sent
-	paused      [NumPrio]bool
-	pausedAt    [NumPrio]sim.Time
-	pauseSeq    [NumPrio]uint32   // pauses so far: a watchdog check is for one pause
-	watchdogged [NumPrio]bool     // the watchdog took this queue out of PFC
-	pausedTotal [NumPrio]sim.Time // closed pause intervals, summed
-	pipe        fifo              // packets on the wire toward Peer, in arrival order
-	psPerB      int64
+	psPerB int64
+	Delay  sim.Time // propagation (+ the owner's forwarding latency)
+	total  int64    // bytes queued
+	// busyTime is the time spent sending (utilization).
+	busyTime sim.Time
+	// A switch port whose frame has nothing queued behind it does not
+	// schedule the frame's end: it holds the event's insertion number
+	// (txSeq, sim.Scheduler.Reserve) and the time (txAt), and schedules
+	// the event in its place only if a packet comes to wait (txQueued).
+	// About a fifth of all events were such ends with nothing to do.
+	txAt     sim.Time
+	txSeq    uint64
+	Index    int   // index within the owner's port list
+	txWire   int32 // wire size of the frame being sent
+	queued   uint8 // bit pr set: queues[pr] is not empty (trySend looks at those only)
+	busy     bool
+	txQueued bool
+	dead     bool // the link failed
+	host     bool // owner is a host: count injections
+	paused   [NumPrio]bool
+	// watchdogged: the watchdog took this queue out of PFC.
+	watchdogged [NumPrio]bool
+	pauseSent   [NumPrio]bool // ingress: a pause is out for this priority
 	// ecn thresholds (bytes) for this egress queue; kmax == 0 disables.
 	kmin, kmax int64
 	pmax       float64
+	// ingress PFC thresholds
+	xoff, xon, headroom int64
+	qbytes              [NumPrio]int64
+	// ingress: packets that arrived through this port and sit in the owner
+	ingress [NumPrio]int64
+	queues  [NumPrio]fifo
+	C       counters.Counters
 
-	// ingress (packets that arrived through this port and sit in the owner)
-	ingress   [NumPrio]int64
-	pauseSent [NumPrio]bool
+	// Rarely read.
+	ID          int // index in Network.Ports
+	Tier        string
+	Rate        units.Rate
+	pausedAt    [NumPrio]sim.Time
+	pauseSeq    [NumPrio]uint32   // pauses so far: a watchdog check is for one pause
+	pausedTotal [NumPrio]sim.Time // closed pause intervals, summed
 	// pauseLevel is the threshold each pause was sent at (dynamic PFC:
 	// what the headroom counts from while paused).
-	pauseLevel [NumPrio]int64
-	xoff, xon  int64
-	headroom   int64
-	waiting    bool // in its switch's poolWait list
-
-	busyTime    sim.Time
+	pauseLevel  [NumPrio]int64
+	waiting     bool     // in its switch's poolWait list
 	lostAt      sim.Time // when this port last lost a packet to a failure
 	lostPackets int64
 	lostBytes   int64
-	C           counters.Counters
 }
 
 // SetFeeder installs the host NIC that supplies data packets.
@@ -95,7 +108,32 @@ func (pt *Port) SetFeeder(f Feeder) { pt.feeder = f }
 func (pt *Port) Paused(prio uint8) bool { return pt.paused[prio] }
 
 // Busy reports whether the port is transmitting.
-func (pt *Port) Busy() bool { return pt.busy }
+func (pt *Port) Busy() bool { return pt.sending() }
+
+// sending reports whether the port is transmitting now. A frame whose end
+// was not scheduled (txQueued false) ends at txAt, when the end event it
+// reserved would have had its turn: events at txAt inserted before it see
+// the port busy, those after it see it idle, exactly as if it had run.
+func (pt *Port) sending() bool {
+	if !pt.busy || pt.txQueued {
+		return pt.busy
+	}
+	s := pt.net.Sched
+	if now := s.Now(); pt.txAt > now || pt.txAt == now && pt.txSeq > s.Current() {
+		return true
+	}
+	pt.busy = false
+	return false
+}
+
+// queueTxDone schedules the end of the frame being sent, in the place it
+// reserved, when something comes to wait for it.
+func (pt *Port) queueTxDone() {
+	if pt.busy && !pt.txQueued {
+		pt.txQueued = true
+		pt.net.Sched.AtSeq(pt.txAt, pt.txSeq, pt, evTxDone)
+	}
+}
 
 // QueueBytes is the bytes queued for transmission on this port.
 func (pt *Port) QueueBytes() int64 { return pt.total }
@@ -106,7 +144,7 @@ func (pt *Port) PrioBytes(pr uint8) int64 { return pt.qbytes[pr] }
 // load is what adaptive routing compares: bytes queued plus the frame being
 // sent, so a port that is merely busy does not look idle.
 func (pt *Port) load() int64 {
-	if pt.busy {
+	if pt.sending() {
 		return pt.total + int64(pt.txWire)
 	}
 	return pt.total
@@ -141,19 +179,22 @@ func (pt *Port) Enqueue(p *Packet) {
 		p.enq, p.enqPaused = now, pt.pausedFor(pr, now)
 	}
 	pt.queues[pr].push(p)
+	pt.queued |= 1 << pr
 	pt.qbytes[pr] += int64(p.Wire)
 	pt.total += int64(p.Wire)
 	if pt.total > pt.C.MaxQueueBytes {
 		pt.C.MaxQueueBytes = pt.total
 	}
-	if !pt.busy {
+	if !pt.sending() {
 		pt.trySend(pt.net.Sched.Now())
+	} else {
+		pt.queueTxDone()
 	}
 }
 
 // Kick asks an idle port to look for something to send.
 func (pt *Port) Kick() {
-	if !pt.busy {
+	if !pt.sending() {
 		pt.trySend(pt.net.Sched.Now())
 	}
 }
@@ -163,11 +204,17 @@ func (pt *Port) trySend(now sim.Time) {
 		return
 	}
 	var p *Packet
-	for pr := NumPrio - 1; pr >= 0; pr-- {
-		if pt.paused[pr] || pt.queues[pr].head == nil {
+	for m := pt.queued; m != 0; { // strict priority: the highest first
+		pr := bits.Len8(m) - 1
+		m &^= 1 << pr
+		if pt.paused[pr] {
 			continue
 		}
-		p = pt.queues[pr].pop()
+		q := &pt.queues[pr]
+		p = q.pop()
+		if q.head == nil {
+			pt.queued &^= 1 << pr
+		}
 		pt.qbytes[pr] -= int64(p.Wire)
 		pt.total -= int64(p.Wire)
 		if pt.sw != nil {
@@ -206,7 +253,14 @@ func (pt *Port) trySend(now sim.Time) {
 	p.arrival = now + tx + pt.Delay
 	empty := pt.pipe.head == nil
 	pt.pipe.push(p)
-	pt.net.Sched.At(now+tx, pt, evTxDone)
+	if pt.sw == nil || pt.total > 0 {
+		// A host port pulls its next packet at the frame's end; a queue
+		// has one waiting.
+		pt.txQueued = true
+		pt.net.Sched.At(now+tx, pt, evTxDone)
+	} else {
+		pt.txQueued, pt.txAt, pt.txSeq = false, now+tx, pt.net.Sched.Reserve()
+	}
 	if empty {
 		pt.net.Sched.At(p.arrival, pt, evArrive)
 	}
@@ -216,7 +270,7 @@ func (pt *Port) trySend(now sim.Time) {
 func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 	switch arg & 0xf {
 	case evTxDone:
-		pt.busy = false
+		pt.busy, pt.txQueued = false, false
 		pt.trySend(now)
 	case evArrive:
 		if h := pt.pipe.head; h == nil || h.arrival != now {
@@ -238,7 +292,7 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 			pt.paused[pr] = false
 			pt.pausedTotal[pr] += now - pt.pausedAt[pr]
 			pt.C.PFCPausedS += (now - pt.pausedAt[pr]).Seconds()
-			if !pt.busy {
+			if !pt.sending() {
 				pt.trySend(now)
 			}
 		}
@@ -335,8 +389,9 @@ func (pt *Port) watchdog(now sim.Time, pr uint8, seq uint32, end bool) {
 			pt.sw.release(p)
 			pt.dropWatchdog(p)
 		}
+		pt.queued &^= 1 << pr
 	}
-	if !pt.busy {
+	if !pt.sending() {
 		pt.trySend(now)
 	}
 }

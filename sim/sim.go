@@ -58,6 +58,7 @@ func (a *entry) before(b *entry) bool {
 type Scheduler struct {
 	now     Time
 	seq     uint64
+	cur     uint64 // the running event's insertion number (Current)
 	q       radixQueue
 	slots   []slot
 	free    []uint32 // slots not in use
@@ -74,6 +75,10 @@ type Scheduler struct {
 	// stops the run (used for Ctrl-C and progress callbacks).
 	StopHook      func(now Time) bool
 	StopPollEvery uint64
+	// BeforeRenumber, when set, is called just before insertion numbers
+	// are renumbered: whoever holds numbers from Reserve must schedule
+	// them with AtSeq now (numbers not in the queue cannot be renumbered).
+	BeforeRenumber func()
 	// seqLimit is maxSeq (a test lowers it to exercise renumber).
 	seqLimit uint64
 }
@@ -95,6 +100,29 @@ func (s *Scheduler) Foreground() int { return s.q.len() - s.Background }
 // At schedules h at absolute time t (clamped to now: the past is not
 // reachable).
 func (s *Scheduler) At(t Time, h Handler, arg uint64) {
+	s.AtSeq(t, s.Reserve(), h, arg)
+}
+
+// Reserve takes the next insertion number without scheduling anything:
+// an event later scheduled with it (AtSeq) runs where an event scheduled
+// now for the same time would have, ties and all. This lets a handler
+// skip scheduling an event that will most likely have nothing to do
+// (a port's end of frame with nothing queued behind it), and still
+// schedule it, in its place, if that changes.
+func (s *Scheduler) Reserve() uint64 {
+	if s.seq++; s.seq > s.seqLimit {
+		s.renumber()
+	}
+	return s.seq
+}
+
+// Current is the insertion number of the event running now: an event
+// reserved with a higher number for now has not had its turn yet.
+func (s *Scheduler) Current() uint64 { return s.cur }
+
+// AtSeq schedules h at time t (clamped to now) in the place of insertion
+// number seq, taken from Reserve.
+func (s *Scheduler) AtSeq(t Time, seq uint64, h Handler, arg uint64) {
 	if t < s.now {
 		t = s.now
 	}
@@ -110,15 +138,17 @@ func (s *Scheduler) At(t Time, h Handler, arg uint64) {
 		s.slots = append(s.slots, slot{})
 	}
 	s.slots[i] = slot{h, arg}
-	if s.seq++; s.seq > s.seqLimit {
-		s.renumber()
-	}
-	s.q.push(entry{at: t, key: s.seq<<slotBits | uint64(i)})
+	s.q.push(entry{at: t, key: seq<<slotBits | uint64(i)})
 }
 
 // renumber gives the pending events insertion numbers 1, 2, … in their
-// order, and the next event the number after them.
+// order, and the next event the number after them. Reserved numbers are
+// scheduled first (BeforeRenumber), so every number still in use is in the
+// queue; the running event's number is then below all of them.
 func (s *Scheduler) renumber() {
+	if s.BeforeRenumber != nil {
+		s.BeforeRenumber()
+	}
 	all := s.q.drain()
 	slices.SortFunc(all, func(a, b entry) int {
 		switch {
@@ -136,7 +166,12 @@ func (s *Scheduler) renumber() {
 	}
 	s.q.last = last
 	s.seq = uint64(len(all)) + 1
+	s.cur = 0
 }
+
+// RenumberAfter makes the scheduler renumber its insertion numbers every
+// n insertions instead of every 2^36, so that tests can reach it.
+func (s *Scheduler) RenumberAfter(n uint64) { s.seqLimit = max(n, 1) }
 
 // After schedules h at now+d.
 func (s *Scheduler) After(d Time, h Handler, arg uint64) { s.At(s.now+d, h, arg) }
@@ -167,6 +202,7 @@ func (s *Scheduler) Run(end Time) Time {
 		s.slots[i] = slot{}
 		s.free = append(s.free, i)
 		s.now = top.at
+		s.cur = top.key >> slotBits
 		ev.h.OnEvent(top.at, ev.arg)
 		s.Executed++
 		if s.StopHook != nil && s.Executed%poll == 0 && s.StopHook(s.now) {

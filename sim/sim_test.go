@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -229,6 +230,7 @@ func TestRadixQueueMatchesHeap(t *testing.T) {
 		return (x >> 33) % n
 	}
 	var seq uint64
+	var reserved []uint64
 	now := Time(0)
 	push := func(at Time) {
 		seq++
@@ -249,6 +251,16 @@ func TestRadixQueueMatchesHeap(t *testing.T) {
 			// Run stopped at a limit: the radix heap has looked ahead.
 			r.peek()
 			push(now + Time(rnd(3)))
+		case k == 6:
+			// A number reserved now, scheduled later (Scheduler.AtSeq).
+			seq++
+			reserved = append(reserved, seq)
+		case k == 7 && len(reserved) > 0:
+			i := int(rnd(uint64(len(reserved))))
+			e := entry{at: now + Time(rnd(3)), key: reserved[i] << slotBits}
+			reserved = slices.Delete(reserved, i, i+1)
+			r.push(e)
+			h.push(e)
 		default:
 			a, b := r.pop(), h.pop()
 			if a != b {
@@ -288,4 +300,64 @@ func BenchmarkQueues(b *testing.B) {
 		var q heap4
 		load(b, q.push, q.pop)
 	})
+}
+
+// An event scheduled late with a reserved number runs where it would have
+// run had it been scheduled when the number was taken: after the events
+// at its time inserted before, before those inserted after.
+func TestReservedNumberKeepsItsPlace(t *testing.T) {
+	s := NewScheduler()
+	r := &recorder{s: s}
+	s.At(10, r, 1)
+	seq := s.Reserve() // for an event at 10: between 1 and 3
+	s.At(10, r, 3)
+	s.At(5, handlerFunc(func(Time) { s.AtSeq(10, seq, r, 2) }), 0)
+	s.Run(-1)
+	if !slices.Equal(r.got, []uint64{1, 2, 3}) {
+		t.Errorf("order %v, want 1 2 3", r.got)
+	}
+}
+
+// The same when the reserved time is already now: an event due now that
+// runs before the reserved one schedules it, behind events due now with
+// later numbers (the queue's bucket 0 sorts it into place), and sees
+// Current below the reserved number.
+func TestReservedNumberDueNow(t *testing.T) {
+	s := NewScheduler()
+	r := &recorder{s: s}
+	var seq, cur uint64
+	s.At(10, handlerFunc(func(Time) { cur = s.Current(); s.AtSeq(10, seq, r, 2) }), 0)
+	seq = s.Reserve()
+	s.At(10, r, 3)
+	s.At(10, r, 4)
+	s.Run(-1)
+	if cur >= seq {
+		t.Errorf("running event %d, reserved %d: Current must be below it", cur, seq)
+	}
+	if !slices.Equal(r.got, []uint64{2, 3, 4}) {
+		t.Errorf("order %v, want 2 3 4", r.got)
+	}
+}
+
+// Renumbering schedules reserved numbers first (BeforeRenumber) and keeps
+// their place.
+func TestRenumberSchedulesReservations(t *testing.T) {
+	s := NewScheduler()
+	r := &recorder{s: s}
+	s.RenumberAfter(3)
+	s.At(10, r, 1)
+	seq := s.Reserve()
+	held := true
+	s.BeforeRenumber = func() {
+		if held {
+			held = false
+			s.AtSeq(10, seq, r, 2)
+		}
+	}
+	s.At(10, r, 3)
+	s.At(10, r, 4) // the fourth number: renumbers
+	s.Run(-1)
+	if held || !slices.Equal(r.got, []uint64{1, 2, 3, 4}) {
+		t.Fatalf("held %v, order %v, want 1 2 3 4", held, r.got)
+	}
 }
