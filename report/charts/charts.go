@@ -1138,9 +1138,34 @@ func writePNGs(dir string, cs []Chart) error {
 		if err != nil {
 			return fmt.Errorf("charts: %s: %v", c.Name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d-%s.png", n, c.Name)), b, 0o644); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, fmt.Sprintf("%02d-%s.png", n, c.Name)), b); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes b to path through a temporary file in the same
+// directory and a rename: a PNG there is whole or the previous one, never
+// cut short by a full disk or a signal.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

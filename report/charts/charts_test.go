@@ -190,3 +190,30 @@ func TestEndpointHeatmaps(t *testing.T) {
 		t.Errorf("the SVG does not label server 11 (err %v)", err)
 	}
 }
+
+// A PNG is written whole through a temporary file and a rename: an old
+// one is replaced, and a write that cannot finish (here the name is taken
+// by a directory) leaves the old state and no temporary file.
+func TestPNGWriteIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "01-x.png")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileAtomic(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Fatalf("file holds %q, want new", b)
+	}
+	blocked := filepath.Join(dir, "02-y.png")
+	if err := os.MkdirAll(filepath.Join(blocked, "inside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileAtomic(blocked, []byte("png")); err == nil || !strings.Contains(err.Error(), "02-y.png") {
+		t.Fatalf("writing over a directory: %v, want an error naming the file", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) != 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+}
