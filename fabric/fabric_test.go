@@ -917,3 +917,24 @@ func TestUnscheduledFrameEndKeepsItsPlace(t *testing.T) {
 type handlerFunc func(now sim.Time)
 
 func (f handlerFunc) OnEvent(now sim.Time, _ uint64) { f(now) }
+
+// Between runs the port is what the events run so far left: busy until
+// its frame's end, idle from a run stopped exactly there (the end it did
+// not schedule counts as run, as the event would have).
+func TestUnscheduledFrameEndBetweenRuns(t *testing.T) {
+	b := newStar(lossy(), us, g400, g400)
+	b.hosts[0].queue(1, 1, mtuW, 3)
+	sp := b.sw.Next[1][0]
+	end := t400 + us + t400
+	b.start()
+	b.s.Run(end - 1)
+	if !sp.Busy() {
+		t.Fatal("the switch port is idle before its frame's end")
+	}
+	b.s.Run(end)
+	if sp.Busy() {
+		t.Fatal("the switch port is busy after a run up to its frame's end")
+	}
+	b.s.Run(-1)
+	b.checkEnd(t)
+}

@@ -245,6 +245,15 @@ func (pt *Port) trySend(now sim.Time) {
 		}
 	}
 	tx := pt.TxTime(p.Wire)
+	// A host port pulls its next packet at the frame's end, and a queue
+	// with a packet left has it waiting: both schedule the end. Otherwise
+	// the port only reserves its place, before it counts as busy (a
+	// renumbering the reservation sets off schedules the reservations of
+	// busy ports: not this one's, which is not made yet).
+	reserve := pt.sw != nil && pt.total == 0
+	if reserve {
+		pt.txSeq = pt.net.Sched.Reserve()
+	}
 	pt.busy = true
 	pt.txWire = p.Wire
 	pt.busyTime += tx
@@ -253,13 +262,11 @@ func (pt *Port) trySend(now sim.Time) {
 	p.arrival = now + tx + pt.Delay
 	empty := pt.pipe.head == nil
 	pt.pipe.push(p)
-	if pt.sw == nil || pt.total > 0 {
-		// A host port pulls its next packet at the frame's end; a queue
-		// has one waiting.
-		pt.txQueued = true
-		pt.net.Sched.At(now+tx, pt, evTxDone)
+	pt.txQueued = !reserve
+	if reserve {
+		pt.txAt = now + tx
 	} else {
-		pt.txQueued, pt.txAt, pt.txSeq = false, now+tx, pt.net.Sched.Reserve()
+		pt.net.Sched.At(now+tx, pt, evTxDone)
 	}
 	if empty {
 		pt.net.Sched.At(p.arrival, pt, evArrive)

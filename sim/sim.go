@@ -9,6 +9,7 @@ package sim
 
 import (
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -78,6 +79,7 @@ type Scheduler struct {
 	// BeforeRenumber, when set, is called just before insertion numbers
 	// are renumbered: whoever holds numbers from Reserve must schedule
 	// them with AtSeq now (numbers not in the queue cannot be renumbered).
+	// It must not call At or Reserve (they would renumber again).
 	BeforeRenumber func()
 	// seqLimit is maxSeq (a test lowers it to exercise renumber).
 	seqLimit uint64
@@ -117,11 +119,15 @@ func (s *Scheduler) Reserve() uint64 {
 }
 
 // Current is the insertion number of the event running now: an event
-// reserved with a higher number for now has not had its turn yet.
+// reserved with a higher number for now has not had its turn yet. Between
+// runs it is the largest number when Run returned with every event due by
+// now run (out of events, or at its end time), so that every reservation
+// for now has had its turn, and the last event's number after Stop.
 func (s *Scheduler) Current() uint64 { return s.cur }
 
 // AtSeq schedules h at time t (clamped to now) in the place of insertion
-// number seq, taken from Reserve.
+// number seq, taken from Reserve since the last renumbering (which a
+// BeforeRenumber hook is there to get ahead of).
 func (s *Scheduler) AtSeq(t Time, seq uint64, h Handler, arg uint64) {
 	if t < s.now {
 		t = s.now
@@ -194,6 +200,7 @@ func (s *Scheduler) Run(end Time) Time {
 	for s.q.len() > 0 && !s.stopped {
 		if end >= 0 && s.q.peek().at > end {
 			s.now = end
+			s.cur = math.MaxUint64 // every event due by now has run
 			return s.now
 		}
 		top := s.q.pop()
@@ -208,6 +215,9 @@ func (s *Scheduler) Run(end Time) Time {
 		if s.StopHook != nil && s.Executed%poll == 0 && s.StopHook(s.now) {
 			s.stopped = true
 		}
+	}
+	if !s.stopped {
+		s.cur = math.MaxUint64 // every event due by now has run
 	}
 	return s.now
 }

@@ -320,7 +320,7 @@ func TestReservedNumberKeepsItsPlace(t *testing.T) {
 
 // The same when the reserved time is already now: an event due now that
 // runs before the reserved one schedules it, behind events due now with
-// later numbers (the queue's bucket 0 sorts it into place), and sees
+// later numbers (the queue's list of entries due now sorts it into place), and sees
 // Current below the reserved number.
 func TestReservedNumberDueNow(t *testing.T) {
 	s := NewScheduler()

@@ -1145,9 +1145,9 @@ func writePNGs(dir string, cs []Chart) error {
 	return nil
 }
 
-// writeFileAtomic writes b to path through a temporary file in the same
-// directory and a rename: a PNG there is whole or the previous one, never
-// cut short by a full disk or a signal.
+// writeFileAtomic writes b to path (mode 0644) through a temporary file
+// in the same directory and a rename: a write that fails (a full disk)
+// or is cut short (a signal) leaves the previous PNG, not half a new one.
 func writeFileAtomic(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {

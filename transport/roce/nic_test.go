@@ -336,7 +336,7 @@ func TestActiveQPsKeepARateLimitedQPsSlot(t *testing.T) {
 // Switch ports reserve the end of a frame with nothing queued behind it
 // instead of scheduling it (fabric.Port), and schedule the reservations
 // when the scheduler renumbers its insertion numbers. A run that
-// renumbers every few hundred events is the same run: the same
+// renumbers every few insertions is the same run: the same
 // deliveries at the same times, the same counters (only a few more
 // events: the reservations scheduled).
 func TestRenumberingChangesNothing(t *testing.T) {
@@ -348,7 +348,7 @@ func TestRenumberingChangesNothing(t *testing.T) {
 	}
 	var events []uint64
 	run := func(every uint64) outcome {
-		r, tr, _ := incast(t, 1<<20)
+		r, tr, _ := incast(t, 1<<19)
 		if every > 0 {
 			r.Sched.RenumberAfter(every)
 		}
@@ -360,11 +360,19 @@ func TestRenumberingChangesNothing(t *testing.T) {
 		}
 		return o
 	}
-	want, got := run(0), run(60)
-	if !reflect.DeepEqual(want, got) {
-		t.Fatalf("renumbering every 300 events changed the run:\n%+v\nwant\n%+v", got, want)
+	want := run(0)
+	if events[0] < 3000 {
+		t.Fatalf("%d events: too few to renumber often", events[0])
 	}
-	if events[0] < 3000 || events[1] < events[0] {
-		t.Fatalf("%d and %d events: too few to renumber often, or fewer when renumbering", events[0], events[1])
+	// Every few insertions, so that a renumbering falls on every kind of
+	// insertion (a port's own reservation as it starts a frame included).
+	for _, every := range []uint64{1, 2, 3, 5, 7, 11, 13, 61, 300} {
+		events = events[:1]
+		if got := run(every); !reflect.DeepEqual(want, got) {
+			t.Fatalf("renumbering every %d insertions changed the run:\n%+v\nwant\n%+v", every, got, want)
+		}
+		if events[1] < events[0] {
+			t.Fatalf("renumbering every %d: %d events, fewer than %d", every, events[1], events[0])
+		}
 	}
 }
