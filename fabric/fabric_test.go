@@ -938,3 +938,32 @@ func TestUnscheduledFrameEndBetweenRuns(t *testing.T) {
 	b.s.Run(-1)
 	b.checkEnd(t)
 }
+
+// A link that fails while a switch port sends a frame with nothing behind
+// it (its end only reserved) still has that end come: the run goes on to
+// it as when the end was an event, though the wire's pending arrival (an
+// earlier, smaller frame's) comes sooner. Host 0 sends 64 B then a full
+// frame over links of 100 ns; the switch starts the full frame at 184.84
+// ns with the small one still on its wire (it arrives at 202.56 ns), the
+// link fails at 190 ns, and the frame would have ended at 268.40 ns.
+func TestFailedLinkKeepsReservedFrameEnd(t *testing.T) {
+	const d = 100 * units.Nanosecond
+	b := newStar(lossy(), d, g400, g400)
+	b.hosts[0].queue(1, 1, 64, 3)
+	b.hosts[0].queue(1, 1, mtuW, 3)
+	sp := b.sw.Next[1][0]
+	b.start()
+	b.s.At(190*units.Nanosecond, handlerFunc(func(sim.Time) {
+		if !sp.Busy() {
+			t.Fatal("the switch port is not sending at 190 ns")
+		}
+		b.net.FailLink(sp)
+	}), 0)
+	end := b.s.Run(-1)
+	if want := 1280 + d + t400 + t400; end != want { // 64 B at 400G is 1.28 ns
+		t.Fatalf("the run ended at %d ps, want %d (the lost frame's end)", end, want)
+	}
+	if c := b.net.Balance(); !c.OK || b.net.DroppedPackets != 2 {
+		t.Fatalf("conservation %+v, %d dropped, want 2", c, b.net.DroppedPackets)
+	}
+}

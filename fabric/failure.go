@@ -52,6 +52,14 @@ func (pt *Port) fail() {
 	for p := pt.pipe.pop(); p != nil; p = pt.pipe.pop() {
 		pt.lose(p)
 	}
+	// The frame being sent is lost, but its end still comes: schedule it
+	// if the port only reserved it. (Otherwise the wire's one pending
+	// arrival, the oldest packet's, outlives it; now that may come before
+	// the end, and nothing would be left at the end's time that kept the
+	// run, its telemetry and its end time going until then.)
+	if pt.sending() {
+		pt.queueTxDone()
+	}
 	now := pt.net.Sched.Now()
 	for pr := range pt.paused {
 		if pt.paused[pr] {
