@@ -197,6 +197,9 @@ func (s *Scheduler) Run(end Time) Time {
 	if poll == 0 {
 		poll = 1 << 16
 	}
+	// The hook is polled when Executed reaches a multiple of poll: the
+	// next one is worked out once, not with a division per event.
+	nextPoll := (s.Executed/poll + 1) * poll
 	for s.q.len() > 0 && !s.stopped {
 		if end >= 0 && s.q.peek().at > end {
 			s.now = end
@@ -212,8 +215,11 @@ func (s *Scheduler) Run(end Time) Time {
 		s.cur = top.key >> slotBits
 		ev.h.OnEvent(top.at, ev.arg)
 		s.Executed++
-		if s.StopHook != nil && s.Executed%poll == 0 && s.StopHook(s.now) {
-			s.stopped = true
+		if s.Executed == nextPoll {
+			nextPoll += poll
+			if s.StopHook != nil && s.StopHook(s.now) {
+				s.stopped = true
+			}
 		}
 	}
 	if !s.stopped {
