@@ -69,7 +69,7 @@ type Runner struct {
 }
 
 // RunAll runs jobs and returns one JobResult per job, in job order. Jobs
-// are started in order. When ctx is cancelled no new job starts; running
+// start in StartOrder. When ctx is cancelled no new job starts; running
 // jobs see the cancelled ctx and their (partial) results are kept.
 func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 	results := make([]JobResult, len(jobs))
@@ -102,7 +102,7 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 	next := make(chan int)
 	go func() {
 		defer close(next)
-		for i := range jobs {
+		for _, i := range StartOrder(jobs, workers) {
 			if ctx.Err() != nil {
 				return
 			}
@@ -157,6 +157,24 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 		rep.Finish(ctx.Err() != nil)
 	}
 	return results
+}
+
+// StartOrder is the order jobs start in on the given number of workers.
+// One worker keeps job order: the order cannot change how long the run
+// takes, and rows then finish as the file lists them. Several workers take
+// the largest data size first (ties in job order): a size sweep's work
+// roughly doubles with each size, and a sweep started in order leaves its
+// largest job running alone at the end (the main job on 2 cores: 61 s in
+// order, 57 s largest first; sum of the jobs 114 CPU-s).
+func StartOrder(jobs []scenario.Job, workers int) []int {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	if workers > 1 {
+		sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].Size > jobs[order[b]].Size })
+	}
+	return order
 }
 
 // runOne runs one job, turning a panic into an error so that one bad job

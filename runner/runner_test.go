@@ -3,7 +3,9 @@ package runner
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,5 +71,54 @@ func TestRunnerCancelled(t *testing.T) {
 	}
 	if ran != 0 {
 		t.Errorf("%d jobs ran", ran)
+	}
+}
+
+// One worker starts jobs in job order; several start the largest size
+// first, ties in job order, so a sweep's biggest job does not run alone at
+// the end.
+func TestStartOrder(t *testing.T) {
+	js := []scenario.Job{{Size: 8}, {Size: 64}, {Size: 8}, {Size: 16}, {Size: 64}, {Size: 0}}
+	if got, want := StartOrder(js, 1), []int{0, 1, 2, 3, 4, 5}; !slices.Equal(got, want) {
+		t.Errorf("1 worker: %v, want %v", got, want)
+	}
+	if got, want := StartOrder(js, 2), []int{1, 4, 3, 0, 2, 5}; !slices.Equal(got, want) {
+		t.Errorf("2 workers: %v, want %v", got, want)
+	}
+	if got := StartOrder(nil, 2); len(got) != 0 {
+		t.Errorf("no jobs: %v", got)
+	}
+}
+
+// RunAll starts jobs in StartOrder and still returns them in job order.
+func TestRunnerStartsLargestFirst(t *testing.T) {
+	var mu sync.Mutex
+	var started []int
+	var first sync.WaitGroup // the first two jobs run together
+	first.Add(2)
+	run := func(_ context.Context, j scenario.Job, _ engine.Progress) (metrics.SizeResult, error) {
+		mu.Lock()
+		started = append(started, j.SizeIndex)
+		n := len(started)
+		mu.Unlock()
+		if n <= 2 {
+			first.Done()
+			first.Wait()
+		}
+		var r metrics.SizeResult
+		r.SizeBytes, r.Complete = int64(j.Size), true
+		return r, nil
+	}
+	res := (&Runner{Run: run, Parallel: 2}).RunAll(context.Background(), jobs(4)) // sizes 1..4 B
+	for i, jr := range res {
+		if jr.Job.SizeIndex != i || jr.Result.SizeBytes != int64(i+1) {
+			t.Errorf("result %d: %+v", i, jr)
+		}
+	}
+	// The two workers hold the two largest jobs before either ends; the
+	// two smallest come after them, in either order.
+	if len(started) != 4 || min(started[0], started[1]) != 2 || max(started[0], started[1]) != 3 ||
+		min(started[2], started[3]) != 0 || max(started[2], started[3]) != 1 {
+		t.Errorf("start order %v, want jobs 3 and 2 first, then 1 and 0", started)
 	}
 }
