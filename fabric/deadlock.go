@@ -49,7 +49,7 @@ func (n *Network) cycleFrom(start *Port, pr uint8) []*Port {
 		in := x.Peer
 		if sw := in.sw; sw != nil {
 			for _, y := range sw.Ports {
-				if y == in || !y.paused[pr] || y.qbytes[pr] == 0 || !y.holdsFrom(in, pr) {
+				if y == in || !y.paused[pr] || y.queues[pr].bytes == 0 || !y.holdsFrom(in, pr) {
 					continue
 				}
 				if y == start {
@@ -172,7 +172,7 @@ func (w *deadlockSweep) OnEvent(sim.Time, uint64) {
 		for pr := range pt.paused {
 			if pt.paused[pr] {
 				paused = true
-				prios[pr] = pt.qbytes[pr] > 0 || prios[pr]
+				prios[pr] = pt.queues[pr].bytes > 0 || prios[pr]
 			}
 		}
 	}
@@ -197,7 +197,7 @@ func (n *Network) pausedCycle(pr uint8) []*Port {
 	holds := map[*Port][]int32{} // a paused queue: the ingress ports its packets came by
 	var nodes []*Port
 	for _, pt := range n.Ports {
-		if pt.sw == nil || !pt.paused[pr] || pt.qbytes[pr] == 0 {
+		if pt.sw == nil || !pt.paused[pr] || pt.queues[pr].bytes == 0 {
 			continue
 		}
 		var ins []int32

@@ -40,7 +40,7 @@ func (pt *Port) fail() {
 	pt.dead = true
 	for pr := range pt.queues {
 		for p := pt.queues[pr].pop(); p != nil; p = pt.queues[pr].pop() {
-			pt.qbytes[pr] -= int64(p.Wire)
+			pt.queues[pr].bytes -= int64(p.Wire)
 			pt.total -= int64(p.Wire)
 			if pt.sw != nil {
 				pt.sw.release(p)

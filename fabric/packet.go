@@ -39,9 +39,11 @@ func (k Kind) String() string {
 // Packet is one frame. Packets come from a Pool and go back to it when
 // consumed or dropped; nothing on the per-packet path allocates.
 //
-// The fields up to SentAt are what the fabric reads and writes on every
+// The fields up to INT are what the fabric reads and writes on every
 // hop; Msg, PSN and Hdr are the transport's header, which the fabric only
-// carries (Msg is also read by observers such as explain mode). Hdr is
+// carries (Msg is also read by observers such as explain mode); enq and
+// enqPaused are written only for an Observer and SentAt only by the
+// sending host. Hdr is
 // laid out by each transport (transport/roce, tcp and homa document
 // theirs), so protocol-specific fields do not pile up here. The order
 // keeps everything a switch touches in the first 64 bytes of the 128 a
@@ -69,19 +71,20 @@ type Packet struct {
 
 	inPort  int32    // ingress port index at the current switch
 	arrival sim.Time // when the last bit reaches the far end of the current link
+	// INT names the packet's in-band telemetry record in Network.INT
+	// (index + 1; 0 = the packet collects none): switches stamp a hop
+	// on it as it leaves them (HPCC). Every egress reads it, so it sits
+	// in the first cache line.
+	INT int32
+	// Msg is the sender's message id, carried so the receiver can report
+	// completion (and observers can tell messages apart).
+	Msg int32
 	// enq and enqPaused are when the packet joined its current egress queue
 	// and how long that queue's priority had been paused by then (for
 	// Observer).
 	enq, enqPaused sim.Time
 	SentAt         sim.Time // when the sender put it on the wire
 
-	// Msg is the sender's message id, carried so the receiver can report
-	// completion (and observers can tell messages apart).
-	Msg int32
-	// INT names the packet's in-band telemetry record in Network.INT
-	// (index + 1; 0 = the packet collects none): switches stamp a hop
-	// on it as it leaves them (HPCC).
-	INT int32
 	// PSN is the sequence number: RoCE's packet sequence number (data) or
 	// the acknowledged/expected PSN (ack/nack), TCP's sequence or
 	// acknowledgement number, Homa's offset.

@@ -79,14 +79,15 @@ type Port struct {
 	pmax       float64
 	// ingress PFC thresholds
 	xoff, xon, headroom int64
-	qbytes              [NumPrio]int64
+	// queues are the egress queues, one per priority, each with its
+	// bytes in one cache line.
+	queues [NumPrio]prioQueue
 	// ingress: packets that arrived through this port and sit in the owner
 	ingress [NumPrio]int64
-	queues  [NumPrio]fifo
+	ID      int // index in Network.Ports; here so that C's per-frame counters share a line
 	C       counters.Counters
 
 	// Rarely read.
-	ID          int // index in Network.Ports
 	Tier        string
 	Rate        units.Rate
 	pausedAt    [NumPrio]sim.Time
@@ -99,6 +100,13 @@ type Port struct {
 	lostAt      sim.Time // when this port last lost a packet to a failure
 	lostPackets int64
 	lostBytes   int64
+}
+
+// prioQueue is one priority's egress queue and the bytes in it: half a
+// cache line, so a hop touches one line of them.
+type prioQueue struct {
+	fifo
+	bytes int64
 }
 
 // SetFeeder installs the host NIC that supplies data packets.
@@ -139,7 +147,7 @@ func (pt *Port) queueTxDone() {
 func (pt *Port) QueueBytes() int64 { return pt.total }
 
 // PrioBytes is the bytes queued for the port on priority pr.
-func (pt *Port) PrioBytes(pr uint8) int64 { return pt.qbytes[pr] }
+func (pt *Port) PrioBytes(pr uint8) int64 { return pt.queues[pr].bytes }
 
 // load is what adaptive routing compares: bytes queued plus the frame being
 // sent, so a port that is merely busy does not look idle.
@@ -180,7 +188,7 @@ func (pt *Port) Enqueue(p *Packet) {
 	}
 	pt.queues[pr].push(p)
 	pt.queued |= 1 << pr
-	pt.qbytes[pr] += int64(p.Wire)
+	pt.queues[pr].bytes += int64(p.Wire)
 	pt.total += int64(p.Wire)
 	if pt.total > pt.C.MaxQueueBytes {
 		pt.C.MaxQueueBytes = pt.total
@@ -215,11 +223,11 @@ func (pt *Port) trySend(now sim.Time) {
 		if q.head == nil {
 			pt.queued &^= 1 << pr
 		}
-		pt.qbytes[pr] -= int64(p.Wire)
+		pt.queues[pr].bytes -= int64(p.Wire)
 		pt.total -= int64(p.Wire)
 		if pt.sw != nil {
 			if pt.sw.cfg.ECNAtDequeue {
-				pt.mark(p, pt.qbytes[pr]) // from the queue it leaves behind
+				pt.mark(p, pt.queues[pr].bytes) // from the queue it leaves behind
 			}
 			pt.sw.release(p)
 			if p.INT != 0 && p.Kind == Data {
@@ -391,7 +399,7 @@ func (pt *Port) watchdog(now sim.Time, pr uint8, seq uint32, end bool) {
 	pt.net.Sched.At(now+cfg.WatchdogRestore, pt, uint64(evWatchdog)|uint64(pr)<<8|0x10)
 	if cfg.WatchdogDrop {
 		for p := pt.queues[pr].pop(); p != nil; p = pt.queues[pr].pop() {
-			pt.qbytes[pr] -= int64(p.Wire)
+			pt.queues[pr].bytes -= int64(p.Wire)
 			pt.total -= int64(p.Wire)
 			pt.sw.release(p)
 			pt.dropWatchdog(p)

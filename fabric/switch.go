@@ -264,14 +264,14 @@ func (s *Switch) Receive(p *Packet, in *Port) {
 		// Lossy: dropped when the buffer is full, except that every queue
 		// keeps a guaranteed minimum of two frames (so ACKs and CNPs get
 		// through a buffer that lossless traffic has filled).
-		if s.used+w > s.cfg.Buffer && out.qbytes[pr]+w > 2*s.cfg.MaxPacketWire {
+		if s.used+w > s.cfg.Buffer && out.queues[pr].bytes+w > 2*s.cfg.MaxPacketWire {
 			if !s.cfg.Trimming || p.Kind != Data || p.Trimmed || p.Wire <= s.cfg.TrimWire {
 				s.drop(p, in)
 				return
 			}
 			s.trim(p, in)
 			w, pr = int64(p.Wire), p.Prio
-			if s.used+w > s.cfg.Buffer && out.qbytes[pr]+w > 2*s.cfg.MaxPacketWire {
+			if s.used+w > s.cfg.Buffer && out.queues[pr].bytes+w > 2*s.cfg.MaxPacketWire {
 				s.drop(p, in)
 				return
 			}
@@ -284,7 +284,7 @@ func (s *Switch) Receive(p *Packet, in *Port) {
 	}
 	p.inPort = int32(in.Index)
 	if !s.cfg.ECNAtDequeue {
-		out.mark(p, out.qbytes[pr])
+		out.mark(p, out.queues[pr].bytes)
 	}
 	out.Enqueue(p)
 }
