@@ -1,6 +1,6 @@
 package sim
 
-// heap4 is the 4-ary heap the scheduler used before its radix heap: the
+// heap4 is the 4-ary heap the scheduler used before its calendar: the
 // reference the queue is tested and benchmarked against.
 type heap4 struct{ h []entry }
 

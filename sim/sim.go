@@ -1,8 +1,8 @@
 // Package sim is the discrete-event engine: simulated time in int64
 // picoseconds, a deterministic event scheduler and seeded random streams.
 //
-// Events are kept in a radix heap of 16-byte entries (time, insertion
-// number and slot; radix.go) beside a table of their handlers (no
+// Events are kept in a calendar of 16-byte entries (time, insertion
+// number and slot; calendar.go) beside a table of their handlers (no
 // interface boxing, no allocation per event once both have grown). Ties
 // break by insertion order, so a run is a pure function of its inputs.
 package sim
@@ -11,7 +11,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"fabriclab/units"
 )
@@ -60,7 +59,7 @@ type Scheduler struct {
 	now     Time
 	seq     uint64
 	cur     uint64 // the running event's insertion number (Current)
-	q       radixQueue
+	q       calendarQueue
 	slots   []slot
 	free    []uint32 // slots not in use
 	stopped bool
@@ -156,21 +155,11 @@ func (s *Scheduler) renumber() {
 		s.BeforeRenumber()
 	}
 	all := s.q.drain()
-	slices.SortFunc(all, func(a, b entry) int {
-		switch {
-		case a.before(&b):
-			return -1
-		case b.before(&a):
-			return 1
-		}
-		return 0
-	})
-	last := s.q.last
+	sortEntries(all)
 	for k := range all {
 		all[k].key = uint64(k+1)<<slotBits | all[k].key&slotMask
 		s.q.push(all[k])
 	}
-	s.q.last = last
 	s.seq = uint64(len(all)) + 1
 	s.cur = 0
 }

@@ -149,11 +149,10 @@ func TestSchedulerSteadyStateDoesNotAllocate(t *testing.T) {
 		s.At(Time(i), cs[i], uint64(i))
 	}
 	s.Run(1e6) // warm up
-	// The queue's buckets grow once each, as time first crosses a power of
-	// two (a new bucket of the radix heap, at most 64 in a run's life):
-	// a few allocations a run at most, never one per event.
+	// The calendar's nodes and scratch have grown to the most ever
+	// pending: nothing more is allocated, per event or per run.
 	allocs := testing.AllocsPerRun(10, func() { s.Run(s.Now() + 1e6) })
-	if allocs > 10 {
+	if allocs != 0 {
 		t.Fatalf("%v allocs per run of ~250k events", allocs)
 	}
 }
@@ -218,11 +217,14 @@ func TestRenumberKeepsOrder(t *testing.T) {
 	}
 }
 
-// The radix heap gives the events in exactly the 4-ary heap's order (time,
+// The calendar gives the events in exactly the 4-ary heap's order (time,
 // then insertion), whatever the mix of times, ties, pushes between pops
-// and pushes before the least time taken (after a Run stopped at a limit).
-func TestRadixQueueMatchesHeap(t *testing.T) {
-	var r radixQueue
+// and pushes before the least time taken (after a Run stopped at a
+// limit). Times are drawn around the calendar's bucket width and horizon
+// too, so entries cross from far into the buckets and the calendar goes
+// round.
+func TestCalendarMatchesHeap(t *testing.T) {
+	var r calendarQueue
 	var h heap4
 	x := uint64(1)
 	rnd := func(n uint64) uint64 {
@@ -238,23 +240,46 @@ func TestRadixQueueMatchesHeap(t *testing.T) {
 		r.push(e)
 		h.push(e)
 	}
-	for step := 0; step < 200000; step++ {
+	for step := 0; step < 300000; step++ {
 		switch k := rnd(10); {
 		case k < 5 || len(h.h) == 0:
-			// Mostly near now, many ties, some far away.
+			// Mostly near now, many ties, some far away, some at a
+			// bucket's edge or the calendar's horizon.
 			d := Time(rnd(8))
-			if rnd(4) == 0 {
+			switch rnd(8) {
+			case 0:
 				d = Time(rnd(1 << 40))
+			case 1:
+				d = width*Time(rnd(4)) + Time(rnd(3)) - 1
+			case 2:
+				d = horizon + Time(rnd(3*uint64(width))) - width
+			case 3:
+				d = Time(rnd(uint64(3 * horizon)))
 			}
-			push(now + d)
+			push(now + max(d, 0))
 		case k == 5 && len(h.h) > 0:
-			// Run stopped at a limit: the radix heap has looked ahead.
+			// Run stopped at a limit: the queue has looked ahead.
 			r.peek()
 			push(now + Time(rnd(3)))
 		case k == 6:
 			// A number reserved now, scheduled later (Scheduler.AtSeq).
 			seq++
 			reserved = append(reserved, seq)
+		case k == 8 && rnd(50) == 0:
+			// A burst into one bucket ahead, numbers out of order: the
+			// calendar sorts a large bucket as integers.
+			at := now + width*Time(1+rnd(3))
+			n := 20 + rnd(200)
+			if n%7 == 0 {
+				n++ // j·7 mod n takes every value once
+			}
+			first := seq + 1
+			seq += n
+			for j := range n {
+				e := entry{at: at + Time(rnd(uint64(width))), key: (first + (j*7)%n) << slotBits}
+				r.push(e)
+				h.push(e)
+			}
 		case k == 7 && len(reserved) > 0:
 			i := int(rnd(uint64(len(reserved))))
 			e := entry{at: now + Time(rnd(3)), key: reserved[i] << slotBits}
@@ -264,7 +289,7 @@ func TestRadixQueueMatchesHeap(t *testing.T) {
 		default:
 			a, b := r.pop(), h.pop()
 			if a != b {
-				t.Fatalf("step %d: radix gives %+v, heap %+v", step, a, b)
+				t.Fatalf("step %d: queue gives %+v, heap %+v", step, a, b)
 			}
 			now = a.at
 		}
@@ -272,9 +297,14 @@ func TestRadixQueueMatchesHeap(t *testing.T) {
 			t.Fatalf("step %d: %d entries, heap %d", step, r.len(), len(h.h))
 		}
 	}
+	for len(h.h) > 0 {
+		if a, b := r.pop(), h.pop(); a != b {
+			t.Fatalf("draining: queue gives %+v, heap %+v", a, b)
+		}
+	}
 }
 
-// BenchmarkQueues compares the radix heap with the 4-ary heap on the
+// BenchmarkQueues compares the calendar with the 4-ary heap on the
 // chain's load (1024 pending events, delays of 1000–1976 ps).
 func BenchmarkQueues(b *testing.B) {
 	load := func(b *testing.B, push func(entry), pop func() entry) {
@@ -292,8 +322,8 @@ func BenchmarkQueues(b *testing.B) {
 			push(entry{at: e.at + Time(1000+x>>54), key: seq << slotBits})
 		}
 	}
-	b.Run("radix", func(b *testing.B) {
-		var q radixQueue
+	b.Run("calendar", func(b *testing.B) {
+		var q calendarQueue
 		load(b, q.push, q.pop)
 	})
 	b.Run("heap4", func(b *testing.B) {

@@ -1,0 +1,341 @@
+package sim
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// calendarQueue is the scheduler's priority queue: a calendar of buckets
+// 256 ps wide over the next 2.1 µs, with a binary heap for what lies
+// beyond. Nearly every event of a packet fabric is a frame time or a
+// link delay ahead, so it is written once, into its bucket, and read once,
+// when its bucket comes due and is sorted. In the radix heap the scheduler
+// had before, an event moved four to seven times (one per base-16 digit of
+// its distance) before it ran, which was a fifth of all instructions.
+//
+// Times only grow (an event is never scheduled before now), so every
+// pending time is at least base, the start of the current bucket. The
+// current bucket's entries wait in cur, sorted by (time, insertion
+// number); a bucket ahead is a singly linked list of nodes, in no order;
+// an entry at or after base+horizon waits in far and comes into its
+// bucket once the calendar reaches it.
+type calendarQueue struct {
+	n    int
+	base Time    // start of the current bucket: a multiple of width
+	cur  []entry // the current bucket, in order; cur[head:] are pending
+	head int
+	near int                  // entries in the buckets ahead
+	top  [calSize]uint32      // bucket → its first node (index + 1; 0: empty)
+	used [calSize / 64]uint64 // bit b: bucket b is not empty
+	// nodes hold the buckets' entries; free is the first unused one
+	// (index + 1). They grow to the most entries ever ahead at once.
+	nodes []calNode
+	free  uint32
+	// far holds the entries at or after base + horizon (timers, mostly).
+	// A binary heap: a radix heap there would have to start again
+	// whenever an entry came in below the least time it had looked at.
+	far entryHeap
+	// late holds entries of the current bucket that came after cur was
+	// sorted and go before most of it (insertCur).
+	late entryHeap
+	// keys and tmp are sortBucket's scratch, spill drain's.
+	keys  []uint64
+	tmp   []entry
+	spill []entry
+}
+
+type calNode struct {
+	e    entry
+	next uint32 // the next node of the bucket (index + 1; 0: none)
+}
+
+const (
+	widthBits = 8
+	width     = Time(1) << widthBits // one bucket: 256 ps
+	calBits   = 13
+	calSize   = 1 << calBits // 8,192 buckets
+	calMask   = calSize - 1
+	horizon   = width * calSize // 2.1 µs: a link delay and a frame time
+	// sortSmall is the largest bucket sorted by insertion; a larger one
+	// (many ties, a dense fabric) is sorted by pdqsort.
+	sortSmall = 16
+)
+
+func (q *calendarQueue) len() int { return q.n }
+
+// push adds e. An entry before base (scheduled after Run stopped at a
+// limit earlier than the next event, which it had already looked at)
+// makes the queue start again from e's time.
+func (q *calendarQueue) push(e entry) {
+	if e.at < q.base {
+		q.rebase(e.at)
+	}
+	q.place(e)
+	q.n++
+}
+
+// place puts e (at ≥ base) in cur, its bucket or far.
+func (q *calendarQueue) place(e entry) {
+	switch d := e.at - q.base; {
+	case d < width:
+		q.insertCur(e)
+	case d < horizon:
+		q.toBucket(e)
+	default:
+		q.far.push(e)
+	}
+}
+
+// insertCur puts e in its place in the current bucket. A new event
+// usually goes last (the latest insertion number, at or after the rest)
+// or a few places from the end; one that would go further forward waits
+// in late instead, so that a bucket crowded with later times does not
+// make each insertion cost its length.
+func (q *calendarQueue) insertCur(e entry) {
+	c := q.cur
+	i := len(c)
+	for i > q.head && e.before(&c[i-1]) {
+		if i--; len(c)-i > insertScan {
+			q.late.push(e)
+			return
+		}
+	}
+	c = append(c, entry{})
+	copy(c[i+1:], c[i:])
+	c[i] = e
+	q.cur = c
+}
+
+// insertScan is how far from the end of the current bucket an entry is
+// inserted in place.
+const insertScan = 8
+
+// toBucket links e into its bucket (ahead of the current one).
+func (q *calendarQueue) toBucket(e entry) {
+	b := uint32(e.at>>widthBits) & calMask
+	i := q.free
+	if i != 0 {
+		q.free = q.nodes[i-1].next
+	} else {
+		q.nodes = append(q.nodes, calNode{})
+		i = uint32(len(q.nodes))
+	}
+	q.nodes[i-1] = calNode{e, q.top[b]}
+	q.top[b] = i
+	q.used[b>>6] |= 1 << (b & 63)
+	q.near++
+}
+
+// peek is the next entry (the queue must not be empty).
+func (q *calendarQueue) peek() entry {
+	if q.head == len(q.cur) && len(q.late.h) == 0 {
+		q.advance()
+	}
+	if len(q.late.h) > 0 && (q.head == len(q.cur) || q.late.h[0].before(&q.cur[q.head])) {
+		return q.late.h[0]
+	}
+	return q.cur[q.head]
+}
+
+// pop takes the next entry out (the queue must not be empty).
+func (q *calendarQueue) pop() entry {
+	if q.head == len(q.cur) && len(q.late.h) == 0 {
+		q.advance()
+	}
+	q.n--
+	if len(q.late.h) > 0 && (q.head == len(q.cur) || q.late.h[0].before(&q.cur[q.head])) {
+		e := q.late.h[0]
+		q.late.pop()
+		return e
+	}
+	q.head++
+	return q.cur[q.head-1]
+}
+
+// advance makes the next non-empty bucket current (cur and late are used
+// up and the queue is not empty): the next one ahead, or with none ahead the one far's
+// least time falls in; then it brings in the far entries the calendar now
+// reaches.
+func (q *calendarQueue) advance() {
+	q.cur, q.head = q.cur[:0], 0
+	if q.near > 0 {
+		c := uint32(q.base>>widthBits) & calMask
+		b := q.nextUsed(c)
+		q.base += Time((b-c)&calMask) << widthBits
+		q.load(b)
+	} else {
+		q.base = q.far.h[0].at &^ (width - 1)
+	}
+	for len(q.far.h) > 0 && q.far.h[0].at-q.base < horizon {
+		e := q.far.h[0]
+		q.far.pop()
+		q.place(e)
+	}
+}
+
+// nextUsed is the first non-empty bucket after c, going round (c itself is
+// empty: its entries are in cur).
+func (q *calendarQueue) nextUsed(c uint32) uint32 {
+	w := c >> 6
+	m := q.used[w] &^ (2<<(c&63) - 1) // the buckets after c in its word
+	for range len(q.used) {
+		if m != 0 {
+			break
+		}
+		w = (w + 1) % uint32(len(q.used))
+		m = q.used[w]
+	}
+	return w<<6 | uint32(bits.TrailingZeros64(m))
+}
+
+// load moves bucket b's entries into cur (empty), in order.
+func (q *calendarQueue) load(b uint32) {
+	c := q.cur
+	for i := q.top[b]; i != 0; {
+		nd := &q.nodes[i-1]
+		c = append(c, nd.e)
+		next := nd.next
+		nd.next = q.free
+		q.free = i
+		i = next
+	}
+	q.top[b] = 0
+	q.used[b>>6] &^= 1 << (b & 63)
+	q.near -= len(c)
+	// The list is newest first: reversed, ties are in order already.
+	slices.Reverse(c)
+	if len(c) > sortSmall && len(c) <= 1<<idxBits {
+		q.sortBucket(c)
+	} else {
+		sortEntries(c)
+	}
+	q.cur = c
+}
+
+// idxBits is how many bits of a bucket sort key number the entries.
+const idxBits = 64 - widthBits - (64 - slotBits)
+
+// sortBucket sorts a large bucket's entries as integers: the time within
+// the bucket (widthBits), the insertion number (64 − slotBits) and the
+// entry's index (idxBits) fill a uint64 exactly, and integers sort several
+// times faster than entries through a comparison (a dense fabric ties
+// hundreds of events in a bucket).
+func (q *calendarQueue) sortBucket(c []entry) {
+	ks := q.keys[:0]
+	for i, e := range c {
+		ks = append(ks, uint64(e.at-q.base)<<(64-widthBits)|e.key>>slotBits<<idxBits|uint64(i))
+	}
+	slices.Sort(ks)
+	tmp := append(q.tmp[:0], c...)
+	for i, k := range ks {
+		c[i] = tmp[k&(1<<idxBits-1)]
+	}
+	q.keys, q.tmp = ks, tmp
+}
+
+// sortEntries sorts by (time, insertion number).
+func sortEntries(c []entry) {
+	if len(c) > sortSmall {
+		slices.SortFunc(c, func(a, b entry) int {
+			switch {
+			case a.before(&b):
+				return -1
+			case b.before(&a):
+				return 1
+			}
+			return 0
+		})
+		return
+	}
+	for i := 1; i < len(c); i++ {
+		e := c[i]
+		j := i
+		for j > 0 && e.before(&c[j-1]) {
+			c[j] = c[j-1]
+			j--
+		}
+		c[j] = e
+	}
+}
+
+// drain takes every entry out, in no order, into a slice of the queue's
+// own that stays valid until the next drain; base stays.
+func (q *calendarQueue) drain() []entry {
+	all := append(append(q.spill[:0], q.cur[q.head:]...), q.late.h...)
+	q.cur, q.head, q.late.h = q.cur[:0], 0, q.late.h[:0]
+	for w, m := range q.used {
+		for ; m != 0; m &= m - 1 {
+			b := uint32(w<<6 | bits.TrailingZeros64(m))
+			for i := q.top[b]; i != 0; i = q.nodes[i-1].next {
+				all = append(all, q.nodes[i-1].e)
+			}
+			q.top[b] = 0
+		}
+		q.used[w] = 0
+	}
+	q.nodes, q.free, q.near = q.nodes[:0], 0, 0
+	all = append(all, q.far.h...)
+	q.far.h = q.far.h[:0]
+	q.n = 0
+	q.spill = all
+	return all
+}
+
+// rebase puts every entry back relative to t < base.
+func (q *calendarQueue) rebase(t Time) {
+	all := q.drain()
+	q.base = t &^ (width - 1)
+	for _, e := range all {
+		if e.at-q.base < width {
+			q.cur = append(q.cur, e)
+		} else {
+			q.place(e)
+		}
+	}
+	sortEntries(q.cur)
+	q.n = len(all)
+}
+
+// entryHeap is a binary min-heap of entries by (time, insertion number).
+type entryHeap struct{ h []entry }
+
+func (q *entryHeap) push(e entry) {
+	q.h = append(q.h, e)
+	h := q.h
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.before(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = e
+}
+
+func (q *entryHeap) pop() {
+	h := q.h
+	n := len(h) - 1
+	e := h[n]
+	q.h = h[:n]
+	h = q.h
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h[c+1].before(&h[c]) {
+			c++
+		}
+		if !h[c].before(&e) {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	if n > 0 {
+		h[i] = e
+	}
+}
