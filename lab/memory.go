@@ -791,9 +791,10 @@ var memCosts = sync.OnceValue(func() *costs {
 	c.slowEntry = int64(unsafe.Sizeof(int(0))+unsafe.Sizeof(float64(0))) + 1
 	c.pinEntry = int64(4*unsafe.Sizeof(int32(0))+unsafe.Sizeof((*fabric.Port)(nil))) + 1 // a switch's pin: 5-tuple key, port
 	st := reflect.TypeFor[sim.Scheduler]()
-	// A pending event: its calendar node, its handler slot and a free-list
-	// place (all appended: the growth is counted by the callers).
-	c.event = sz(st, "q.nodes[]", 24) + sz(st, "slots[]", 24) + sz(st, "free[]", 4)
+	// A pending event: its slot (the handler, and its entry while in a
+	// calendar bucket) and a free-list place (both appended: the growth is
+	// counted by the callers).
+	c.event = sz(st, "q.slots[]", 48) + sz(st, "free[]", 4)
 	c.flowSpec = int64(unsafe.Sizeof(workload.FlowSpec{}))
 	c.arrival = int64(unsafe.Sizeof(workload.Arrival{}))
 	c.record = int64(unsafe.Sizeof(metrics.FlowRecord{}))

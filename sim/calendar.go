@@ -16,7 +16,8 @@ import (
 // Times only grow (an event is never scheduled before now), so every
 // pending time is at least base, the start of the current bucket. The
 // current bucket's entries wait in cur, sorted by (time, insertion
-// number); a bucket ahead is a singly linked list of nodes, in no order;
+// number); a bucket ahead is a list linked through its events' slots, in
+// no order;
 // an entry at or after base+horizon waits in far and comes into its
 // bucket once the calendar reaches it.
 type calendarQueue struct {
@@ -25,12 +26,13 @@ type calendarQueue struct {
 	cur  []entry // the current bucket, in order; cur[head:] are pending
 	head int
 	near int                  // entries in the buckets ahead
-	top  [calSize]uint32      // bucket → its first node (index + 1; 0: empty)
+	top  [calSize]uint32      // bucket → its first slot (index + 1; 0: empty)
 	used [calSize / 64]uint64 // bit b: bucket b is not empty
-	// nodes hold the buckets' entries; free is the first unused one
-	// (index + 1). They grow to the most entries ever ahead at once.
-	nodes []calNode
-	free  uint32
+	// slots are the pending events' handlers (the Scheduler's table,
+	// indexed by an entry's key) and link the buckets: a bucket's entries
+	// sit in their own slots, so loading a bucket brings the handlers it
+	// is about to run into the cache.
+	slots []slot
 	// far holds the entries at or after base + horizon (timers, mostly).
 	// A binary heap: a radix heap there would have to start again
 	// whenever an entry came in below the least time it had looked at.
@@ -42,11 +44,6 @@ type calendarQueue struct {
 	keys  []uint64
 	tmp   []entry
 	spill []entry
-}
-
-type calNode struct {
-	e    entry
-	next uint32 // the next node of the bucket (index + 1; 0: none)
 }
 
 const (
@@ -110,18 +107,14 @@ func (q *calendarQueue) insertCur(e entry) {
 // inserted in place.
 const insertScan = 8
 
-// toBucket links e into its bucket (ahead of the current one).
+// toBucket links e into its bucket (ahead of the current one), through
+// e's slot.
 func (q *calendarQueue) toBucket(e entry) {
 	b := uint32(e.at>>widthBits) & calMask
-	i := q.free
-	if i != 0 {
-		q.free = q.nodes[i-1].next
-	} else {
-		q.nodes = append(q.nodes, calNode{})
-		i = uint32(len(q.nodes))
-	}
-	q.nodes[i-1] = calNode{e, q.top[b]}
-	q.top[b] = i
+	i := uint32(e.key & slotMask)
+	sl := &q.slots[i]
+	sl.e, sl.next = e, q.top[b]
+	q.top[b] = i + 1
 	q.used[b>>6] |= 1 << (b & 63)
 	q.near++
 }
@@ -191,13 +184,8 @@ func (q *calendarQueue) nextUsed(c uint32) uint32 {
 // load moves bucket b's entries into cur (empty), in order.
 func (q *calendarQueue) load(b uint32) {
 	c := q.cur
-	for i := q.top[b]; i != 0; {
-		nd := &q.nodes[i-1]
-		c = append(c, nd.e)
-		next := nd.next
-		nd.next = q.free
-		q.free = i
-		i = next
+	for i := q.top[b]; i != 0; i = q.slots[i-1].next {
+		c = append(c, q.slots[i-1].e)
 	}
 	q.top[b] = 0
 	q.used[b>>6] &^= 1 << (b & 63)
@@ -266,14 +254,14 @@ func (q *calendarQueue) drain() []entry {
 	for w, m := range q.used {
 		for ; m != 0; m &= m - 1 {
 			b := uint32(w<<6 | bits.TrailingZeros64(m))
-			for i := q.top[b]; i != 0; i = q.nodes[i-1].next {
-				all = append(all, q.nodes[i-1].e)
+			for i := q.top[b]; i != 0; i = q.slots[i-1].next {
+				all = append(all, q.slots[i-1].e)
 			}
 			q.top[b] = 0
 		}
 		q.used[w] = 0
 	}
-	q.nodes, q.free, q.near = q.nodes[:0], 0, 0
+	q.near = 0
 	all = append(all, q.far.h...)
 	q.far.h = q.far.h[:0]
 	q.n = 0

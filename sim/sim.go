@@ -33,9 +33,14 @@ type entry struct {
 	key uint64
 }
 
+// slot is a pending event's handler and argument; while the event waits in
+// a calendar bucket ahead, also its entry and the bucket's next slot
+// (index + 1; 0: none).
 type slot struct {
-	h   Handler
-	arg uint64
+	h    Handler
+	arg  uint64
+	e    entry
+	next uint32
 }
 
 const (
@@ -60,8 +65,7 @@ type Scheduler struct {
 	seq     uint64
 	cur     uint64 // the running event's insertion number (Current)
 	q       calendarQueue
-	slots   []slot
-	free    []uint32 // slots not in use
+	free    []uint32 // slots (q.slots) not in use
 	stopped bool
 	// Executed counts events run so far (for benchmarks and progress).
 	Executed uint64
@@ -86,7 +90,9 @@ type Scheduler struct {
 
 // NewScheduler returns an empty scheduler at time 0.
 func NewScheduler() *Scheduler {
-	return &Scheduler{slots: make([]slot, 0, 1024), StopPollEvery: 1 << 16, seqLimit: maxSeq}
+	s := &Scheduler{StopPollEvery: 1 << 16, seqLimit: maxSeq}
+	s.q.slots = make([]slot, 0, 1024)
+	return s
 }
 
 // Now is the current simulated time.
@@ -136,13 +142,13 @@ func (s *Scheduler) AtSeq(t Time, seq uint64, h Handler, arg uint64) {
 		i = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		if len(s.slots) > slotMask {
+		if len(s.q.slots) > slotMask {
 			panic("sim: more than 2^28 events pending")
 		}
-		i = uint32(len(s.slots))
-		s.slots = append(s.slots, slot{})
+		i = uint32(len(s.q.slots))
+		s.q.slots = append(s.q.slots, slot{})
 	}
-	s.slots[i] = slot{h, arg}
+	s.q.slots[i] = slot{h: h, arg: arg}
 	s.q.push(entry{at: t, key: seq<<slotBits | uint64(i)})
 }
 
@@ -197,12 +203,13 @@ func (s *Scheduler) Run(end Time) Time {
 		}
 		top := s.q.pop()
 		i := uint32(top.key & slotMask)
-		ev := s.slots[i]
-		s.slots[i] = slot{}
+		ev := &s.q.slots[i]
+		h, arg := ev.h, ev.arg
+		ev.h = nil // the handler may be collected
 		s.free = append(s.free, i)
 		s.now = top.at
 		s.cur = top.key >> slotBits
-		ev.h.OnEvent(top.at, ev.arg)
+		h.OnEvent(top.at, arg)
 		s.Executed++
 		if s.Executed == nextPoll {
 			nextPoll += poll

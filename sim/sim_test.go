@@ -226,6 +226,20 @@ func TestRenumberKeepsOrder(t *testing.T) {
 func TestCalendarMatchesHeap(t *testing.T) {
 	var r calendarQueue
 	var h heap4
+	// Every pending entry has a slot of its own (the calendar links its
+	// buckets through them), taken when it is pushed, given back when it
+	// is popped.
+	var spare []uint32
+	key := func(seq uint64) uint64 {
+		var i uint32
+		if n := len(spare); n > 0 {
+			i, spare = spare[n-1], spare[:n-1]
+		} else {
+			i = uint32(len(r.slots))
+			r.slots = append(r.slots, slot{})
+		}
+		return seq<<slotBits | uint64(i)
+	}
 	x := uint64(1)
 	rnd := func(n uint64) uint64 {
 		x = x*6364136223846793005 + 1442695040888963407
@@ -236,7 +250,7 @@ func TestCalendarMatchesHeap(t *testing.T) {
 	now := Time(0)
 	push := func(at Time) {
 		seq++
-		e := entry{at: at, key: seq << slotBits}
+		e := entry{at: at, key: key(seq)}
 		r.push(e)
 		h.push(e)
 	}
@@ -276,13 +290,13 @@ func TestCalendarMatchesHeap(t *testing.T) {
 			first := seq + 1
 			seq += n
 			for j := range n {
-				e := entry{at: at + Time(rnd(uint64(width))), key: (first + (j*7)%n) << slotBits}
+				e := entry{at: at + Time(rnd(uint64(width))), key: key(first + (j*7)%n)}
 				r.push(e)
 				h.push(e)
 			}
 		case k == 7 && len(reserved) > 0:
 			i := int(rnd(uint64(len(reserved))))
-			e := entry{at: now + Time(rnd(3)), key: reserved[i] << slotBits}
+			e := entry{at: now + Time(rnd(3)), key: key(reserved[i])}
 			reserved = slices.Delete(reserved, i, i+1)
 			r.push(e)
 			h.push(e)
@@ -291,6 +305,7 @@ func TestCalendarMatchesHeap(t *testing.T) {
 			if a != b {
 				t.Fatalf("step %d: queue gives %+v, heap %+v", step, a, b)
 			}
+			spare = append(spare, uint32(a.key&slotMask))
 			now = a.at
 		}
 		if r.len() != len(h.h) {
@@ -312,18 +327,18 @@ func BenchmarkQueues(b *testing.B) {
 		x := uint64(1)
 		for i := 0; i < 1024; i++ {
 			seq++
-			push(entry{at: Time(i), key: seq << slotBits})
+			push(entry{at: Time(i), key: seq<<slotBits | uint64(i)})
 		}
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			e := pop()
 			x = x*6364136223846793005 + 1
 			seq++
-			push(entry{at: e.at + Time(1000+x>>54), key: seq << slotBits})
+			push(entry{at: e.at + Time(1000+x>>54), key: seq<<slotBits | e.key&slotMask})
 		}
 	}
 	b.Run("calendar", func(b *testing.B) {
-		var q calendarQueue
+		q := calendarQueue{slots: make([]slot, 1024)}
 		load(b, q.push, q.pop)
 	})
 	b.Run("heap4", func(b *testing.B) {
