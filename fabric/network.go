@@ -157,6 +157,7 @@ func (n *Network) ConnectHost(h int, sw *Switch, rate units.Rate, delay sim.Time
 	hp.host = true
 	sp := n.newPort(sw, sw, sw.Tier, rate, delay)
 	hp.Peer, sp.Peer = sp, hp
+	hp.to = sw // sp.to is the NIC, from SetHost
 	setIngress(sp)
 	n.HostPorts[h] = hp
 	return hp
@@ -168,6 +169,7 @@ func (n *Network) ConnectSwitches(a, b *Switch, rate units.Rate, delay sim.Time)
 	pa := n.newPort(a, a, a.Tier, rate, delay)
 	pb := n.newPort(b, b, b.Tier, rate, delay)
 	pa.Peer, pb.Peer = pb, pa
+	pa.to, pb.to = b, a
 	setIngress(pa)
 	setIngress(pb)
 	return pa, pb
@@ -180,6 +182,7 @@ func HostName(h int) string { return "host" + strconv.Itoa(h) }
 func (n *Network) SetHost(h int, node Node, f Feeder) {
 	pt := n.HostPorts[h]
 	pt.Owner = node
+	pt.Peer.to = node
 	pt.feeder = f
 }
 

@@ -44,11 +44,13 @@ type Port struct {
 	// The fields a packet's hop reads come first, together, so that a hop
 	// touches a few of a port's cache lines rather than all sixteen (the
 	// ports of a 1,024-host fabric outgrow the caches).
-	net   *Network
-	sw    *Switch // owner, when it is a switch (buffer accounting on dequeue)
-	Peer  *Port
-	Owner Node
-	pipe  fifo // packets on the wire toward Peer, in arrival order
+	net  *Network
+	sw   *Switch // owner, when it is a switch (buffer accounting on dequeue)
+	Peer *Port
+	// to is Peer.Owner, where this port's frames arrive: kept here so an
+	// arrival does not read a line of the peer just to find its owner.
+	to   Node
+	pipe fifo // packets on the wire toward Peer, in arrival order
 	// feeder is the host NIC that supplies data packets (host ports).
 	feeder Feeder
 	psPerB int64
@@ -61,9 +63,10 @@ type Port struct {
 	// (txSeq, sim.Scheduler.Reserve) and the time (txAt), and schedules
 	// the event in its place only if a packet comes to wait (txQueued).
 	// About a fifth of all events were such ends with nothing to do.
-	txAt     sim.Time
-	txSeq    uint64
-	Index    int   // index within the owner's port list
+	txAt  sim.Time
+	txSeq uint64
+
+	// The egress's flags and ECN thresholds: one line.
 	txWire   int32 // wire size of the frame being sent
 	queued   uint8 // bit pr set: queues[pr] is not empty (trySend looks at those only)
 	busy     bool
@@ -73,21 +76,28 @@ type Port struct {
 	paused   [NumPrio]bool
 	// watchdogged: the watchdog took this queue out of PFC.
 	watchdogged [NumPrio]bool
-	pauseSent   [NumPrio]bool // ingress: a pause is out for this priority
 	// ecn thresholds (bytes) for this egress queue; kmax == 0 disables.
 	kmin, kmax int64
 	pmax       float64
-	// ingress PFC thresholds
+	_          [8]byte
+
+	// What a packet arriving through this port reads of it, its ingress:
+	// one line, and its bytes per priority the next.
+	Index     int           // index within the owner's port list
+	pauseSent [NumPrio]bool // a pause is out for this priority
+	// PFC thresholds
 	xoff, xon, headroom int64
+	_                   [24]byte
+	// ingress: packets that arrived through this port and sit in the owner
+	ingress [NumPrio]int64
 	// queues are the egress queues, one per priority, each with its
 	// bytes in one cache line.
 	queues [NumPrio]prioQueue
-	// ingress: packets that arrived through this port and sit in the owner
-	ingress [NumPrio]int64
-	ID      int // index in Network.Ports; here so that C's per-frame counters share a line
-	C       counters.Counters
+	ID     int // index in Network.Ports; here so that C's per-frame counters share a line
+	C      counters.Counters
 
 	// Rarely read.
+	Owner       Node
 	Tier        string
 	Rate        units.Rate
 	pausedAt    [NumPrio]sim.Time
@@ -295,7 +305,7 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		if h := pt.pipe.head; h != nil {
 			pt.net.Sched.At(h.arrival, pt, evArrive)
 		}
-		pt.Peer.Owner.Receive(p, pt.Peer)
+		pt.to.Receive(p, pt.Peer)
 	case evPFC:
 		pr := uint8(arg >> 8)
 		if arg&0x10 != 0 {
