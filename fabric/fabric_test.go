@@ -175,7 +175,7 @@ func TestHostSwitchHostArrivalIsTxPlusDelayPerHop(t *testing.T) {
 		if b.net.InjectedPackets != 1 || b.net.DeliveredPackets != 1 || b.net.DeliveredBytes != mtuW {
 			t.Errorf("counts: injected %d delivered %d (%d B)", b.net.InjectedPackets, b.net.DeliveredPackets, b.net.DeliveredBytes)
 		}
-		if c := b.hosts[0].port.C; c.TxPackets != 1 || c.TxBytes != mtuW {
+		if c := b.hosts[0].port.Counters(b.net.Sched.Now()); c.TxPackets != 1 || c.TxBytes != mtuW {
 			t.Errorf("host port tx counters %+v", c)
 		}
 		b.checkEnd(t)
@@ -676,8 +676,8 @@ func TestECMPFollowsFlowHash(t *testing.T) {
 	}
 	h0.port.Kick()
 	s.Run(-1)
-	if l1.C.TxPackets != want[0] || l2.C.TxPackets != want[1] {
-		t.Errorf("links carried %d and %d packets, FlowHash says %d and %d", l1.C.TxPackets, l2.C.TxPackets, want[0], want[1])
+	if l1.TxPackets() != want[0] || l2.TxPackets() != want[1] {
+		t.Errorf("links carried %d and %d packets, FlowHash says %d and %d", l1.TxPackets(), l2.TxPackets(), want[0], want[1])
 	}
 	if want[0] == 0 || want[1] == 0 {
 		t.Errorf("64 QPs all hashed to one link: %v", want)

@@ -75,6 +75,6 @@ func (t *INTTable) stamp(p *Packet, pt *Port, now sim.Time) {
 	if r.N == MaxINTHops {
 		return
 	}
-	r.Hops[r.N] = INTHop{QueueBytes: pt.total, TxBytes: pt.C.TxBytes, At: now, Rate: pt.Rate, Port: int32(pt.ID)}
+	r.Hops[r.N] = INTHop{QueueBytes: pt.total, TxBytes: pt.txBytes, At: now, Rate: pt.Rate, Port: int32(pt.ID)}
 	r.N++
 }

@@ -9,7 +9,7 @@ import (
 // few of a port's cache lines (ports are 1,024-byte objects, line-aligned):
 // where frames go (to, Peer) and the wire in the first line, the egress's
 // flags in one, the ingress's thresholds in one, each priority's queue with
-// its bytes in one line, and the per-frame counters in one line.
+// its bytes in one line, and the per-frame counters beside the frame.
 func TestPortLayout(t *testing.T) {
 	var pt Port
 	line := func(off uintptr) uintptr { return off / 64 }
@@ -37,9 +37,27 @@ func TestPortLayout(t *testing.T) {
 	if o := unsafe.Offsetof(pt.ingress); o%64 != 0 {
 		t.Errorf("ingress at %d: not one line", o)
 	}
-	c := unsafe.Offsetof(pt.C)
-	tx, bytes, maxq := c+unsafe.Offsetof(pt.C.TxPackets), c+unsafe.Offsetof(pt.C.TxBytes), c+unsafe.Offsetof(pt.C.MaxQueueBytes)
-	if line(tx) != line(bytes) || line(tx) != line(maxq+7) {
-		t.Errorf("TxPackets, TxBytes and MaxQueueBytes at %d, %d, %d: not in one line", tx, bytes, maxq)
+	// The per-frame counters sit beside the frame's own fields.
+	if line(unsafe.Offsetof(pt.txPackets)) != 1 || line(unsafe.Offsetof(pt.txBytes)+7) != 1 || line(unsafe.Offsetof(pt.maxQueue)) != line(unsafe.Offsetof(pt.txWire)) {
+		t.Errorf("txPackets at %d, txBytes at %d, maxQueue at %d: not in the frame's lines",
+			unsafe.Offsetof(pt.txPackets), unsafe.Offsetof(pt.txBytes), unsafe.Offsetof(pt.maxQueue))
+	}
+}
+
+// A switch hop reads the route lookup (table, pins) in the first line of
+// the switch and the buffer's accounting (cfg, used, MaxUsed, headroom,
+// HashSeed, Ports) in the second. Switches are 320-byte objects, which
+// start on a line.
+func TestSwitchLayout(t *testing.T) {
+	var s Switch
+	line := func(off uintptr) uintptr { return off / 64 }
+	if sz := unsafe.Sizeof(s); sz > 320 {
+		t.Errorf("Switch is %d bytes, more than its 320-byte size class", sz)
+	}
+	if line(unsafe.Offsetof(s.pins)+7) != 0 {
+		t.Errorf("pins at %d: not in the first line", unsafe.Offsetof(s.pins))
+	}
+	if first, last := unsafe.Offsetof(s.cfg), unsafe.Offsetof(s.Ports)+unsafe.Sizeof(s.Ports)-1; line(first) != 1 || line(last) != 1 {
+		t.Errorf("cfg at %d, Ports ending at %d: not in the second line", first, last)
 	}
 }

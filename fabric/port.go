@@ -49,10 +49,8 @@ type Port struct {
 	Peer *Port
 	// to is Peer.Owner, where this port's frames arrive: kept here so an
 	// arrival does not read a line of the peer just to find its owner.
-	to   Node
-	pipe fifo // packets on the wire toward Peer, in arrival order
-	// feeder is the host NIC that supplies data packets (host ports).
-	feeder Feeder
+	to     Node
+	pipe   fifo // packets on the wire toward Peer, in arrival order
 	psPerB int64
 	Delay  sim.Time // propagation (+ the owner's forwarding latency)
 	total  int64    // bytes queued
@@ -65,6 +63,10 @@ type Port struct {
 	// About a fifth of all events were such ends with nothing to do.
 	txAt  sim.Time
 	txSeq uint64
+	// txPackets, txBytes and maxQueue are C's TxPackets, TxBytes and
+	// MaxQueueBytes, kept apart so that a frame does not touch a line of
+	// C (Counters, TxBytes and the rest read them).
+	txPackets, txBytes int64
 
 	// The egress's flags and ECN thresholds: one line.
 	txWire   int32 // wire size of the frame being sent
@@ -79,7 +81,7 @@ type Port struct {
 	// ecn thresholds (bytes) for this egress queue; kmax == 0 disables.
 	kmin, kmax int64
 	pmax       float64
-	_          [8]byte
+	maxQueue   int64
 
 	// What a packet arriving through this port reads of it, its ingress:
 	// one line, and its bytes per priority the next.
@@ -87,17 +89,25 @@ type Port struct {
 	pauseSent [NumPrio]bool // a pause is out for this priority
 	// PFC thresholds
 	xoff, xon, headroom int64
-	_                   [24]byte
+	waiting             bool // in its switch's poolWait list
+	// lostAt is when this port last lost a packet to a failure (here to
+	// fill the line).
+	lostAt      sim.Time
+	lostPackets int64
 	// ingress: packets that arrived through this port and sit in the owner
 	ingress [NumPrio]int64
 	// queues are the egress queues, one per priority, each with its
 	// bytes in one cache line.
 	queues [NumPrio]prioQueue
-	ID     int // index in Network.Ports; here so that C's per-frame counters share a line
-	C      counters.Counters
+	ID     int // index in Network.Ports
+	// C is the port's counters, but for TxPackets, TxBytes and
+	// MaxQueueBytes (txPackets…): read them all with Counters.
+	C counters.Counters
 
 	// Rarely read.
-	Owner       Node
+	Owner Node
+	// feeder is the host NIC that supplies data packets (host ports).
+	feeder      Feeder
 	Tier        string
 	Rate        units.Rate
 	pausedAt    [NumPrio]sim.Time
@@ -105,11 +115,8 @@ type Port struct {
 	pausedTotal [NumPrio]sim.Time // closed pause intervals, summed
 	// pauseLevel is the threshold each pause was sent at (dynamic PFC:
 	// what the headroom counts from while paused).
-	pauseLevel  [NumPrio]int64
-	waiting     bool     // in its switch's poolWait list
-	lostAt      sim.Time // when this port last lost a packet to a failure
-	lostPackets int64
-	lostBytes   int64
+	pauseLevel [NumPrio]int64
+	lostBytes  int64
 }
 
 // prioQueue is one priority's egress queue and the bytes in it: half a
@@ -152,6 +159,12 @@ func (pt *Port) queueTxDone() {
 		pt.net.Sched.AtSeq(pt.txAt, pt.txSeq, pt, evTxDone)
 	}
 }
+
+// TxPackets and TxBytes are the frames and wire bytes sent so far;
+// MaxQueueBytes is the most bytes queued at once.
+func (pt *Port) TxPackets() int64     { return pt.txPackets }
+func (pt *Port) TxBytes() int64       { return pt.txBytes }
+func (pt *Port) MaxQueueBytes() int64 { return pt.maxQueue }
 
 // QueueBytes is the bytes queued for transmission on this port.
 func (pt *Port) QueueBytes() int64 { return pt.total }
@@ -200,9 +213,7 @@ func (pt *Port) Enqueue(p *Packet) {
 	pt.queued |= 1 << pr
 	pt.queues[pr].bytes += int64(p.Wire)
 	pt.total += int64(p.Wire)
-	if pt.total > pt.C.MaxQueueBytes {
-		pt.C.MaxQueueBytes = pt.total
-	}
+	pt.maxQueue = max(pt.maxQueue, pt.total)
 	if !pt.sending() {
 		pt.trySend(pt.net.Sched.Now())
 	} else {
@@ -249,7 +260,7 @@ func (pt *Port) trySend(now sim.Time) {
 		}
 		break
 	}
-	if p == nil && pt.feeder != nil {
+	if p == nil && pt.host && pt.feeder != nil {
 		p = pt.feeder.Pull(now, pt)
 	}
 	if p == nil {
@@ -275,8 +286,8 @@ func (pt *Port) trySend(now sim.Time) {
 	pt.busy = true
 	pt.txWire = p.Wire
 	pt.busyTime += tx
-	pt.C.TxPackets++
-	pt.C.TxBytes += int64(p.Wire)
+	pt.txPackets++
+	pt.txBytes += int64(p.Wire)
 	p.arrival = now + tx + pt.Delay
 	empty := pt.pipe.head == nil
 	pt.pipe.push(p)
@@ -454,6 +465,7 @@ func (pt *Port) inFlight() (bytes, pkts int64) {
 // now and computing utilization over [0, now].
 func (pt *Port) Counters(now sim.Time) counters.Counters {
 	c := pt.C
+	c.TxPackets, c.TxBytes, c.MaxQueueBytes = pt.txPackets, pt.txBytes, pt.maxQueue
 	for pr := range pt.paused {
 		if pt.paused[pr] {
 			c.PFCPausedS += (now - pt.pausedAt[pr]).Seconds()

@@ -114,26 +114,16 @@ type flowlet struct {
 // buffer when its last bit arrives and queued at the egress port its route
 // picks; strict priority among the eight queues of a port.
 type Switch struct {
-	ID    int
-	name  string
-	Tier  string
-	Ports []*Port
-	// Next[dst host] lists the equal-cost egress ports toward dst. Whoever
-	// changes it after packets have been routed calls RoutesChanged.
-	Next [][]*Port
+	// The fields a packet's hop reads come first: the route lookup in the
+	// first line, the buffer's accounting in the second (TestSwitchLayout).
+
 	// table is Next compiled for the per-packet lookup (routeTable).
 	table routeTable
-	// DModKDiv divides the destination before d-mod-k takes it modulo the
-	// group size: 1 at the edge, the edge group size one tier up.
-	DModKDiv int
-	// HashSeed is this switch's ECMP seed: switch.ecmp_seed mixed with the
-	// switch id (not the scenario seed, so reseeding a workload keeps the
-	// routes).
-	HashSeed uint64
+	// pins override the policy for the connections a flow list pinned to
+	// a path: their packets leave by the pinned port, whatever the policy.
+	pins map[connKey]*Port
 
 	cfg  *SwitchConfig
-	net  *Network
-	rng  *sim.RNG
 	used int64 // bytes in the buffer
 	// MaxUsed is the high-water mark of the buffer.
 	MaxUsed int64
@@ -141,19 +131,33 @@ type Switch struct {
 	// queue; lossless traffic may fill the rest of the buffer (the shared
 	// pool) before ports must pause.
 	headroom int64
+	// HashSeed is this switch's ECMP seed: switch.ecmp_seed mixed with the
+	// switch id (not the scenario seed, so reseeding a workload keeps the
+	// routes).
+	HashSeed uint64
+	Ports    []*Port
+
 	// poolWait lists ingress ports that are below XON but stay paused until
 	// the shared pool drains.
 	poolWait []*Port
+	// DModKDiv divides the destination before d-mod-k takes it modulo the
+	// group size: 1 at the edge, the edge group size one tier up.
+	DModKDiv int
+	net      *Network
+	rng      *sim.RNG
+
+	ID   int
+	name string
+	Tier string
+	// Next[dst host] lists the equal-cost egress ports toward dst. Whoever
+	// changes it after packets have been routed calls RoutesChanged.
+	Next [][]*Port
 
 	// Load-balancing state: a random stream for spraying and flowlets, a
 	// round-robin counter per destination, the flowlet table.
 	lb       *sim.RNG
 	rr       []uint32
 	flowlets []flowlet
-
-	// pins override the policy for the connections a flow list pinned to
-	// a path: their packets leave by the pinned port, whatever the policy.
-	pins map[connKey]*Port
 }
 
 // connKey is a connection's 5-tuple fields.

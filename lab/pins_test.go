@@ -47,7 +47,7 @@ workload: {kind: flows, file: flows.txt}
 			}
 			for _, pt := range sw.Ports {
 				if peer := pt.Peer.Sw(); peer != nil {
-					up[peer.Name()] = pt.C.TxPackets
+					up[peer.Name()] = pt.TxPackets()
 				}
 			}
 		}

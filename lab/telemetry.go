@@ -243,11 +243,11 @@ func (t *telemetry) sample() {
 			qp[i] = max(qp[i], int32(min(pt.PrioBytes(pr), math.MaxInt32)))
 		}
 		paused[p] = paused[p] || pt.Paused(t.prio)
-		sent[p] += c.TxBytes - l.tx
+		sent[p] += pt.TxBytes() - l.tx
 		frames[p] = int32(min(int64(frames[p])+c.PFCPausesRecv-l.frames, math.MaxInt32))
 		marks[p] = int32(min(int64(marks[p])+c.ECNMarks-l.marks, math.MaxInt32))
 		drops[p] = int32(min(int64(drops[p])+c.Drops-l.drops, math.MaxInt32))
-		*l = portCounts{c.TxBytes, c.PFCPausesRecv, c.ECNMarks, c.Drops}
+		*l = portCounts{pt.TxBytes(), c.PFCPausesRecv, c.ECNMarks, c.Drops}
 	}
 	for _, f := range t.flows {
 		t.sampleFlow(f)
@@ -385,11 +385,11 @@ func (t *telemetry) result() *metrics.Telemetry {
 	order := t.named
 	if order == nil && t.keep > 0 {
 		for p, pt := range t.ports {
-			if pt.C.TxBytes > 0 {
+			if pt.TxBytes() > 0 {
 				order = append(order, p)
 			}
 		}
-		sort.SliceStable(order, func(i, j int) bool { return t.ports[order[i]].C.TxBytes > t.ports[order[j]].C.TxBytes })
+		sort.SliceStable(order, func(i, j int) bool { return t.ports[order[i]].TxBytes() > t.ports[order[j]].TxBytes() })
 		if len(order) > t.keep {
 			order = order[:t.keep]
 		}
@@ -414,7 +414,7 @@ func (t *telemetry) portSeries(p int) metrics.PortSeries {
 	if pt.Sw() == nil {
 		tier = "host"
 	}
-	ps := metrics.PortSeries{Node: node, Peer: peer, Tier: tier, RateGbps: float64(pt.Rate) / 1e9, TxBytes: pt.C.TxBytes,
+	ps := metrics.PortSeries{Node: node, Peer: peer, Tier: tier, RateGbps: float64(pt.Rate) / 1e9, TxBytes: pt.TxBytes(),
 		QueueBytes: make([]int64, t.n), UtilPct: make([]float64, t.n), Paused: make([]int8, t.n),
 		PauseFrames: make([]int64, t.n), ECNMarks: make([]int64, t.n), Drops: make([]int64, t.n)}
 	// What the line rate sends in one interval; a frame counts when it

@@ -98,8 +98,8 @@ func TestTelemetryConsistentWithCounters(t *testing.T) {
 						t.Fatalf("%s→%s: a series of %d samples, want %d", ps.Node, ps.Peer, n, tel.Samples)
 					}
 				}
-				if ps.TxBytes != pt.C.TxBytes || (i > 0 && ps.TxBytes > tel.Ports[i-1].TxBytes) {
-					t.Errorf("%s→%s: tx %d (port %d), not in order", ps.Node, ps.Peer, ps.TxBytes, pt.C.TxBytes)
+				if ps.TxBytes != pt.TxBytes() || (i > 0 && ps.TxBytes > tel.Ports[i-1].TxBytes) {
+					t.Errorf("%s→%s: tx %d (port %d), not in order", ps.Node, ps.Peer, ps.TxBytes, pt.TxBytes())
 				}
 				// The priorities the transport uses hold every queued byte.
 				for k := range ps.QueueBytes {
@@ -123,8 +123,8 @@ func TestTelemetryConsistentWithCounters(t *testing.T) {
 					} else {
 						sent += u / 100 * capacity
 					}
-					if ps.QueueBytes[k] > pt.C.MaxQueueBytes || ps.QueueBytes[k] < 0 {
-						t.Errorf("%s→%s: %d bytes queued at sample %d, above its max %d", ps.Node, ps.Peer, ps.QueueBytes[k], k, pt.C.MaxQueueBytes)
+					if ps.QueueBytes[k] > pt.MaxQueueBytes() || ps.QueueBytes[k] < 0 {
+						t.Errorf("%s→%s: %d bytes queued at sample %d, above its max %d", ps.Node, ps.Peer, ps.QueueBytes[k], k, pt.MaxQueueBytes())
 					}
 					paused += int64(ps.Paused[k])
 					frames += ps.PauseFrames[k]
@@ -134,9 +134,9 @@ func TestTelemetryConsistentWithCounters(t *testing.T) {
 				rounding := float64(tel.Samples) * 0.005 / 100 * capacity
 				// To the end of the run: within the frame that may still pass
 				// the line rate's share of the last sample.
-				if diff := float64(pt.C.TxBytes) - sent; diff < -rounding || diff > 2*frame+rounding {
+				if diff := float64(pt.TxBytes()) - sent; diff < -rounding || diff > 2*frame+rounding {
 					t.Errorf("%s→%s: utilization integrates to %.0f bytes, the port sent %d (one interval is %.0f)",
-						ps.Node, ps.Peer, sent, pt.C.TxBytes, capacity)
+						ps.Node, ps.Peer, sent, pt.TxBytes(), capacity)
 				}
 				if sum(ps.PauseFrames) > pt.C.PFCPausesRecv || sum(ps.ECNMarks) > pt.C.ECNMarks || sum(ps.Drops) > pt.C.Drops {
 					t.Errorf("%s→%s: interval counts above the totals", ps.Node, ps.Peer)
@@ -145,7 +145,7 @@ func TestTelemetryConsistentWithCounters(t *testing.T) {
 			last := tel.Ports[len(tel.Ports)-1].TxBytes
 			kept := 0
 			for _, pt := range s.Topo.Net.Ports {
-				if pt.C.TxBytes > last {
+				if pt.TxBytes() > last {
 					kept++
 				}
 			}
