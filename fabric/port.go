@@ -126,9 +126,6 @@ type prioQueue struct {
 	bytes int64
 }
 
-// SetFeeder installs the host NIC that supplies data packets.
-func (pt *Port) SetFeeder(f Feeder) { pt.feeder = f }
-
 // Paused reports whether the peer has paused priority prio on this port.
 func (pt *Port) Paused(prio uint8) bool { return pt.paused[prio] }
 

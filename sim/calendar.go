@@ -17,9 +17,8 @@ import (
 // pending time is at least base, the start of the current bucket. The
 // current bucket's entries wait in cur, sorted by (time, insertion
 // number); a bucket ahead is a list linked through its events' slots, in
-// no order;
-// an entry at or after base+horizon waits in far and comes into its
-// bucket once the calendar reaches it.
+// no order; an entry at or after base+horizon waits in far and comes into
+// its bucket once the calendar reaches it.
 type calendarQueue struct {
 	n    int
 	base Time    // start of the current bucket: a multiple of width
@@ -207,7 +206,8 @@ const idxBits = 64 - widthBits - (64 - slotBits)
 // the bucket (widthBits), the insertion number (64 − slotBits) and the
 // entry's index (idxBits) fill a uint64 exactly, and integers sort several
 // times faster than entries through a comparison (a dense fabric ties
-// hundreds of events in a bucket).
+// hundreds of events in a bucket). Insertion numbers are unique (Reserve
+// hands each out once), so the index never decides an order.
 func (q *calendarQueue) sortBucket(c []entry) {
 	ks := q.keys[:0]
 	for i, e := range c {
@@ -247,7 +247,8 @@ func sortEntries(c []entry) {
 }
 
 // drain takes every entry out, in no order, into a slice of the queue's
-// own that stays valid until the next drain; base stays.
+// own that stays valid until the next drain (or push before base, which
+// drains); base stays.
 func (q *calendarQueue) drain() []entry {
 	all := append(append(q.spill[:0], q.cur[q.head:]...), q.late.h...)
 	q.cur, q.head, q.late.h = q.cur[:0], 0, q.late.h[:0]

@@ -1,9 +1,10 @@
 // Package sim is the discrete-event engine: simulated time in int64
 // picoseconds, a deterministic event scheduler and seeded random streams.
 //
-// Events are kept in a calendar of 16-byte entries (time, insertion
-// number and slot; calendar.go) beside a table of their handlers (no
-// interface boxing, no allocation per event once both have grown). Ties
+// Events are ordered by a calendar (calendar.go) of 16-byte entries (time,
+// insertion number and slot) beside a table of slots that hold their
+// handlers and link the calendar's buckets (no interface boxing, no
+// allocation per event once both have grown). Ties
 // break by insertion order, so a run is a pure function of its inputs.
 package sim
 

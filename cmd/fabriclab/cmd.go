@@ -415,7 +415,10 @@ incomplete (*) and the exit code is 3.
 Exit codes: 0 ok, 1 a job failed or bad scenario, 2 bad command line, 3 some
 job did not finish within sim.time_limit, 130 interrupted.
 
-Results do not depend on --parallel: each job is deterministic for its seed.`,
+Results do not depend on --parallel: each job is deterministic for its seed.
+With more than one worker the largest data sizes start first (so the last
+job to end is a short one); the N largest jobs then run at once, and an
+interrupted sweep keeps its largest sizes. --parallel 1 keeps file order.`,
 		Example: `  fabriclab run examples/alltoall-dcqcn.yaml
   fabriclab run --set workload.sizes.to=1GiB --seed 7 examples/alltoall-dcqcn.yaml
   fabriclab run --sweep workload.qps=1,2,4,8 --sweep workload.algorithm=direct,pairwise examples/alltoall-qps.yaml
