@@ -320,7 +320,7 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 		records += mapBytes(flowsMax, c.slowEntry) // the slowdowns by message
 	}
 	connect := run + growPeak(timed, c.event) - events + (posted+timed)*c.release
-	run += flowsMax*2*c.float + buckets + records
+	run += flowsMax*2*c.float + buckets + records + telemetryBytes(spec, fabricPorts(ts, hosts))
 	e.Bytes = e.Fabric + lists + max(peakBuild, connect, run)
 	for k := range e.Jobs {
 		j := &e.Jobs[k]
@@ -699,6 +699,12 @@ func sizeClass(b int64) int64 {
 // switches, NICs and route tables.
 func fabricBytes(ts topo.Spec, transport string, hosts int) int64 {
 	c := memCosts()
+	h := int64(hosts)
+	return topo.RouteTableBytes(ts) + fabricPorts(ts, hosts)*c.port + int64(topo.NumSwitches(ts))*c.sw + h*c.transport(transport).nic
+}
+
+// fabricPorts is how many ports the fabric has (both ends of every link).
+func fabricPorts(ts topo.Spec, hosts int) int64 {
 	tiers := int64(2)
 	if ts.Kind == "fat-tree" {
 		tiers = 3
@@ -711,7 +717,38 @@ func fabricBytes(ts topo.Spec, transport string, hosts int) int64 {
 	if ts.ScaleUp.Rate > 0 {
 		ports += 2 * h
 	}
-	return topo.RouteTableBytes(ts) + ports*c.port + int64(topo.NumSwitches(ts))*c.sw + h*c.transport(transport).nic
+	return ports
+}
+
+// telemetryBytes is what sim.telemetry holds at its peak (telemetry.go):
+// while the run goes on, every port's samples (queue and sent bytes, the
+// pause flag, pause frames, ECN marks, drops, a queue per sampled
+// priority) in arrays grown by appending, at most its bound of samples
+// (halved beyond it), and the followed flows' samples; then the series
+// Result makes of the kept ports, beside them.
+func telemetryBytes(spec *scenario.Scenario, ports int64) int64 {
+	o := spec.Sim.Telemetry
+	if !o.On() {
+		return 0
+	}
+	if o.Ports.IsZero() {
+		ports = 0
+	}
+	n := int64(scenario.MaxTelemetrySamples/max(ports, scenario.MaxTelemetryFlows)) &^ 1
+	if lim := o.Samples(spec.Sim.TimeLimit); lim > 0 {
+		n = min(n, lim+1)
+	}
+	prios := int64(len(sampledPrios(spec)))
+	sample := 8 + 8 + 1 + 3*4 + 4*prios // queue, sent, paused, frames/marks/drops, qprio
+	kept := ports
+	if o.Ports.Top > 0 {
+		kept = min(kept, int64(o.Ports.Top))
+	} else if len(o.Ports.List) > 0 {
+		kept = min(kept, int64(len(o.Ports.List)))
+	}
+	series := 8 + 8 + 1 + 3*8 + 8*prios // queue, util, paused, frames/marks/drops, per-priority queues
+	flows := int64(o.Flows.Top + len(o.Flows.List))
+	return growPeak(ports*n, sample) + flows*3*growPeak(n, 8) + kept*n*series
 }
 
 // costs are the bytes of each item a build holds, from the real types.

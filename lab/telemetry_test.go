@@ -264,3 +264,31 @@ func BenchmarkTelemetry(b *testing.B) {
 	b.Run("off", func(b *testing.B) { benchJob(b, j) })
 	b.Run("on-10us", func(b *testing.B) { benchJob(b, withTelemetry(j, 10*units.Microsecond, 8)) })
 }
+
+// The memory estimate covers what telemetry holds at its peak: the
+// sampler's arrays as they grew and the series Result makes of them
+// (telemetryBytes, which takes the run to last its time limit, or as long
+// as the bound of samples allows).
+func TestMemoryEstimateCoversTelemetry(t *testing.T) {
+	j := withTelemetry(telemetryCases(t)["incast-pfc"], units.Microsecond, scenario.MaxTelemetryPorts)
+	spec := *j.Spec
+	spec.Sim.TimeLimit = 200 * units.Microsecond // the run ends at 168 µs
+	j.Spec = &spec
+	s, r := runSim(t, j)
+	tel := s.tel
+	held := 8*(cap(tel.queue)+cap(tel.sent)) + cap(tel.paused) + 4*(cap(tel.frames)+cap(tel.marks)+cap(tel.drops)+cap(tel.qprio))
+	for _, ps := range r.Telemetry.Ports {
+		held += 8*(len(ps.QueueBytes)+len(ps.UtilPct)+len(ps.PauseFrames)+len(ps.ECNMarks)+len(ps.Drops)) + len(ps.Paused)
+		for _, q := range ps.Priorities {
+			held += 8 * len(q.QueueBytes)
+		}
+	}
+	est := telemetryBytes(j.Spec, int64(len(s.Topo.Net.Ports)))
+	t.Logf("%d samples of %d ports: %d bytes held, %d estimated", r.Telemetry.Samples, len(tel.ports), held, est)
+	if est < int64(held) || est > 4*int64(held) {
+		t.Errorf("telemetry estimate %d bytes against %d held", est, held)
+	}
+	if off := telemetryBytes(&scenario.Scenario{}, 100); off != 0 {
+		t.Errorf("telemetry off: %d bytes estimated", off)
+	}
+}
