@@ -53,7 +53,7 @@ const (
 	calMask   = calSize - 1
 	horizon   = width * calSize // 2.1 µs: a link delay and a frame time
 	// sortSmall is the largest bucket sorted by insertion; a larger one
-	// (many ties, a dense fabric) is sorted by pdqsort.
+	// (many ties, a dense fabric) is sorted as integers (sortBucket).
 	sortSmall = 16
 )
 
