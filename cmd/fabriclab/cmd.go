@@ -542,6 +542,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 
 	a.printNotes(p, f.quiet)
+	if !f.quiet {
+		a.printDeadlockWarnings(path, p) // as validate does: before a long run, not after
+	}
 	if f.queue {
 		return a.runQueued(ctx, path, p, f) // queue_cmds.go
 	}

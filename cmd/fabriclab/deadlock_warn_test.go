@@ -87,3 +87,31 @@ workload: {kind: alltoall, sizes: {list: [1MiB, 2MiB]}}
 		t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
 	}
 }
+
+// run warns as validate does, before the jobs start (and says nothing
+// with --quiet); the run itself then finds the deadlock.
+func TestRunDeadlockWarning(t *testing.T) {
+	path := "../../examples/pfc-deadlock.yaml"
+	warning := "fabriclab: " + path + ": warning: variant bounced: routes can deadlock under PFC: cycle leaf0→spine0 → spine0→leaf1 → leaf1→spine1 → spine1→leaf0 (priority 3)\n"
+	for _, quiet := range []bool{false, true} {
+		var stdout, stderr bytes.Buffer
+		a := newApp(&stdout, &stderr)
+		args := []string{"run", "--no-store", "-j", "1", path}
+		if quiet {
+			args = append(args, "-q")
+		}
+		a.execute(context.Background(), args)
+		got := stderr.String()
+		switch i := strings.Index(got, warning); {
+		case quiet && i >= 0:
+			t.Errorf("-q: the warning is printed:\n%s", got)
+		case !quiet && i < 0:
+			t.Errorf("no warning:\n%s", got)
+		case !quiet && strings.Contains(got[:i], "done in"):
+			t.Errorf("the warning comes after a job ended:\n%s", got)
+		}
+		if !strings.Contains(got, "PFC deadlock at") {
+			t.Errorf("the run did not find the deadlock:\n%s", got)
+		}
+	}
+}
