@@ -118,30 +118,33 @@ func (q *calendarQueue) toBucket(e entry) {
 	q.near++
 }
 
-// peek is the next entry (the queue must not be empty).
-func (q *calendarQueue) peek() entry {
+// next takes the next entry out if it is due by end (end < 0: whenever):
+// peek and pop in one, for the run loop. It reports false when the queue
+// is empty or the next entry is after end (which stays).
+func (q *calendarQueue) next(end Time) (entry, bool) {
 	if q.head == len(q.cur) && len(q.late.h) == 0 {
+		if q.n == 0 {
+			return entry{}, false
+		}
 		q.advance()
 	}
-	if len(q.late.h) > 0 && (q.head == len(q.cur) || q.late.h[0].before(&q.cur[q.head])) {
-		return q.late.h[0]
+	late := len(q.late.h) > 0 && (q.head == len(q.cur) || q.late.h[0].before(&q.cur[q.head]))
+	var e entry
+	if late {
+		e = q.late.h[0]
+	} else {
+		e = q.cur[q.head]
 	}
-	return q.cur[q.head]
-}
-
-// pop takes the next entry out (the queue must not be empty).
-func (q *calendarQueue) pop() entry {
-	if q.head == len(q.cur) && len(q.late.h) == 0 {
-		q.advance()
+	if end >= 0 && e.at > end {
+		return e, false
+	}
+	if late {
+		q.late.pop()
+	} else {
+		q.head++
 	}
 	q.n--
-	if len(q.late.h) > 0 && (q.head == len(q.cur) || q.late.h[0].before(&q.cur[q.head])) {
-		e := q.late.h[0]
-		q.late.pop()
-		return e
-	}
-	q.head++
-	return q.cur[q.head-1]
+	return e, true
 }
 
 // advance makes the next non-empty bucket current (cur and late are used

@@ -196,13 +196,16 @@ func (s *Scheduler) Run(end Time) Time {
 	// The hook is polled when Executed reaches a multiple of poll: the
 	// next one is worked out once, not with a division per event.
 	nextPoll := (s.Executed/poll + 1) * poll
-	for s.q.len() > 0 && !s.stopped {
-		if end >= 0 && s.q.peek().at > end {
-			s.now = end
-			s.cur = math.MaxUint64 // every event due by now has run
-			return s.now
+	for !s.stopped {
+		top, ok := s.q.next(end)
+		if !ok {
+			if s.q.len() > 0 { // the next event is after end
+				s.now = end
+				s.cur = math.MaxUint64 // every event due by now has run
+				return s.now
+			}
+			break
 		}
-		top := s.q.pop()
 		i := uint32(top.key & slotMask)
 		ev := &s.q.slots[i]
 		h, arg := ev.h, ev.arg

@@ -248,8 +248,40 @@ func TestCalendarMatchesHeap(t *testing.T) {
 	var seq uint64
 	var reserved []uint64
 	now := Time(0)
+	// lookAhead is a Run stopped at a limit just before the next entry:
+	// the calendar has moved to its bucket, and takes nothing out.
+	lookAhead := func() {
+		if top := h.h[0].at; top > 0 {
+			r.next(top - 1)
+		}
+	}
 	pop := func(step int) {
-		a, b := r.pop(), h.pop()
+		var a entry
+		switch top := h.h[0].at; rnd(3) {
+		case 0:
+			var ok bool
+			if a, ok = r.next(top); !ok {
+				t.Fatalf("step %d: next(%d) takes nothing", step, top)
+			}
+		case 1:
+			// The run loop's way: due by an end at or after it (after
+			// asking with an end before it, which takes nothing out).
+			if top > 0 {
+				if e, ok := r.next(top - 1); ok || e.at != top {
+					t.Fatalf("step %d: next(%d) gives %+v, %v; the next is at %d", step, top-1, e, ok, top)
+				}
+			}
+			var ok bool
+			if a, ok = r.next(top + Time(rnd(3))); !ok {
+				t.Fatalf("step %d: next(%d) takes nothing", step, top)
+			}
+		default:
+			var ok bool
+			if a, ok = r.next(-1); !ok {
+				t.Fatalf("step %d: next(-1) takes nothing", step)
+			}
+		}
+		b := h.pop()
 		if a != b {
 			t.Fatalf("step %d: queue gives %+v, heap %+v", step, a, b)
 		}
@@ -281,7 +313,7 @@ func TestCalendarMatchesHeap(t *testing.T) {
 			push(now + max(d, 0))
 		case k == 5 && len(h.h) > 0:
 			// Run stopped at a limit: the queue has looked ahead.
-			r.peek()
+			lookAhead()
 			push(now + Time(rnd(3)))
 		case k == 6:
 			// A number reserved now, scheduled later (Scheduler.AtSeq).
@@ -311,7 +343,7 @@ func TestCalendarMatchesHeap(t *testing.T) {
 				pop(step)
 			}
 			push(now + 5*horizon + Time(rnd(1000)))
-			r.peek()
+			lookAhead()
 			push(now + Time(rnd(3)))
 		case k == 7 && len(reserved) > 0:
 			i := int(rnd(uint64(len(reserved))))
@@ -327,8 +359,8 @@ func TestCalendarMatchesHeap(t *testing.T) {
 		}
 	}
 	for len(h.h) > 0 {
-		if a, b := r.pop(), h.pop(); a != b {
-			t.Fatalf("draining: queue gives %+v, heap %+v", a, b)
+		if a, _ := r.next(-1); a != h.pop() {
+			t.Fatalf("draining: queue gives %+v", a)
 		}
 	}
 }
@@ -353,7 +385,7 @@ func BenchmarkQueues(b *testing.B) {
 	}
 	b.Run("calendar", func(b *testing.B) {
 		q := calendarQueue{slots: make([]slot, 1024)}
-		load(b, q.push, q.pop)
+		load(b, q.push, func() entry { e, _ := q.next(-1); return e })
 	})
 	b.Run("heap4", func(b *testing.B) {
 		var q heap4
