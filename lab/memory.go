@@ -829,10 +829,10 @@ var memCosts = sync.OnceValue(func() *costs {
 	c.pinEntry = int64(4*unsafe.Sizeof(int32(0))+unsafe.Sizeof((*fabric.Port)(nil))) + 1 // a switch's pin: 5-tuple key, port
 	st := reflect.TypeFor[sim.Scheduler]()
 	// A pending event: its slot (the handler, and its entry while in a
-	// calendar bucket), a free-list place and, for one beyond the
-	// calendar's horizon (timed roots, timers), its entry in the far heap
-	// (all appended: the growth is counted by the callers).
-	c.event = sz(st, "q.slots[]", 48) + sz(st, "free[]", 4) + sz(st, "q.far.h[]", 16)
+	// calendar bucket) and, for one beyond the calendar's horizon (timed
+	// roots, timers), its entry in the far heap (both appended: the growth
+	// is counted by the callers).
+	c.event = sz(st, "q.slots[]", 48) + sz(st, "q.far.h[]", 16)
 	c.flowSpec = int64(unsafe.Sizeof(workload.FlowSpec{}))
 	c.arrival = int64(unsafe.Sizeof(workload.Arrival{}))
 	c.record = int64(unsafe.Sizeof(metrics.FlowRecord{}))

@@ -36,7 +36,7 @@ type entry struct {
 
 // slot is a pending event's handler and argument; while the event waits in
 // a calendar bucket ahead, also its entry and the bucket's next slot
-// (index + 1; 0: none).
+// (index + 1; 0: none). A slot not in use links the free ones by next.
 type slot struct {
 	h    Handler
 	arg  uint64
@@ -66,7 +66,7 @@ type Scheduler struct {
 	seq     uint64
 	cur     uint64 // the running event's insertion number (Current)
 	q       calendarQueue
-	free    []uint32 // slots (q.slots) not in use
+	free    uint32 // the first slot (q.slots) not in use, index + 1; they link through next
 	stopped bool
 	// Executed counts events run so far (for benchmarks and progress).
 	Executed uint64
@@ -139,9 +139,9 @@ func (s *Scheduler) AtSeq(t Time, seq uint64, h Handler, arg uint64) {
 		t = s.now
 	}
 	var i uint32
-	if n := len(s.free); n > 0 {
-		i = s.free[n-1]
-		s.free = s.free[:n-1]
+	if s.free != 0 {
+		i = s.free - 1
+		s.free = s.q.slots[i].next
 	} else {
 		if len(s.q.slots) > slotMask {
 			panic("sim: more than 2^28 events pending")
@@ -149,7 +149,8 @@ func (s *Scheduler) AtSeq(t Time, seq uint64, h Handler, arg uint64) {
 		i = uint32(len(s.q.slots))
 		s.q.slots = append(s.q.slots, slot{})
 	}
-	s.q.slots[i] = slot{h: h, arg: arg}
+	sl := &s.q.slots[i]
+	sl.h, sl.arg = h, arg // e and next are the calendar's to set
 	s.q.push(entry{at: t, key: seq<<slotBits | uint64(i)})
 }
 
@@ -210,7 +211,7 @@ func (s *Scheduler) Run(end Time) Time {
 		ev := &s.q.slots[i]
 		h, arg := ev.h, ev.arg
 		ev.h = nil // the handler may be collected
-		s.free = append(s.free, i)
+		ev.next, s.free = s.free, i+1
 		s.now = top.at
 		s.cur = top.key >> slotBits
 		h.OnEvent(top.at, arg)
