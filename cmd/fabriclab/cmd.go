@@ -542,8 +542,11 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 
 	a.printNotes(p, f.quiet)
-	if !f.quiet {
-		a.printDeadlockWarnings(path, p) // as validate does: before a long run, not after
+	// As validate does, before a long run rather than after; only for jobs
+	// that fit sim.memory_limit, as the check builds the route tables (the
+	// jobs that do not are refused by their own build, before it allocates).
+	if !f.quiet && checkJobsFit(p) == nil {
+		a.printDeadlockWarnings(path, p)
 	}
 	if f.queue {
 		return a.runQueued(ctx, path, p, f) // queue_cmds.go

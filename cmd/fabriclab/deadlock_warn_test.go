@@ -88,8 +88,8 @@ workload: {kind: alltoall, sizes: {list: [1MiB, 2MiB]}}
 	}
 }
 
-// run warns as validate does, before the jobs start (and says nothing
-// with --quiet); the run itself then finds the deadlock.
+// run warns as validate does, once, before the jobs start (and says
+// nothing with --quiet); the run itself then finds the deadlock.
 func TestRunDeadlockWarning(t *testing.T) {
 	path := "../../examples/pfc-deadlock.yaml"
 	warning := "fabriclab: " + path + ": warning: variant bounced: routes can deadlock under PFC: cycle leaf0→spine0 → spine0→leaf1 → leaf1→spine1 → spine1→leaf0 (priority 3)\n"
@@ -103,6 +103,8 @@ func TestRunDeadlockWarning(t *testing.T) {
 		a.execute(context.Background(), args)
 		got := stderr.String()
 		switch i := strings.Index(got, warning); {
+		case strings.Count(got, warning) > 1:
+			t.Errorf("the warning is printed %d times:\n%s", strings.Count(got, warning), got)
 		case quiet && i >= 0:
 			t.Errorf("-q: the warning is printed:\n%s", got)
 		case !quiet && i < 0:
