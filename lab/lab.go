@@ -8,6 +8,7 @@ package lab
 import (
 	"context"
 	"errors"
+	"fabriclab/internal/hugepages"
 	"fmt"
 	"math"
 	"slices"
@@ -452,6 +453,7 @@ func (s *Sim) Run(ctx context.Context, progress Progress) {
 	}
 	s.Sched.StopPollEvery = 1 << 14
 	s.Sched.StopHook = func(sim.Time) bool {
+		hugepages.Maintain()
 		if progress != nil && total > 0 {
 			progress(float64(s.tr.deliveredPayload()) / float64(total))
 		}
