@@ -122,14 +122,23 @@ func (q *calendarQueue) toBucket(e entry) {
 // peek and pop in one, for the run loop. It reports false when the queue
 // is empty or the next entry is after end (which stays).
 func (q *calendarQueue) next(end Time) (entry, bool) {
-	if q.head == len(q.cur) && len(q.late.h) == 0 {
-		if q.n == 0 {
-			return entry{}, false
+	if len(q.late.h) == 0 {
+		if q.head == len(q.cur) {
+			if q.n == 0 {
+				return entry{}, false
+			}
+			q.advance() // cur now holds the next bucket, late is empty
 		}
-		q.advance()
+		e := q.cur[q.head]
+		if end >= 0 && e.at > end {
+			return e, false
+		}
+		q.head++
+		q.n--
+		return e, true
 	}
-	late := len(q.late.h) > 0 && (q.head == len(q.cur) || q.late.h[0].before(&q.cur[q.head]))
 	var e entry
+	late := q.head == len(q.cur) || q.late.h[0].before(&q.cur[q.head])
 	if late {
 		e = q.late.h[0]
 	} else {
@@ -186,11 +195,19 @@ func (q *calendarQueue) nextUsed(c uint32) uint32 {
 // load moves bucket b's entries into cur (empty), in order.
 func (q *calendarQueue) load(b uint32) {
 	c := q.cur
+	q.used[b>>6] &^= 1 << (b & 63)
+	if sl := &q.slots[q.top[b]-1]; sl.next == 0 {
+		// One event: the usual bucket of a sparse fabric, which needs no
+		// sorting.
+		q.top[b] = 0
+		q.near--
+		q.cur = append(c, sl.e)
+		return
+	}
 	for i := q.top[b]; i != 0; i = q.slots[i-1].next {
 		c = append(c, q.slots[i-1].e)
 	}
 	q.top[b] = 0
-	q.used[b>>6] &^= 1 << (b & 63)
 	q.near -= len(c)
 	// The list is newest first: reversed, ties are in order already.
 	slices.Reverse(c)

@@ -108,7 +108,7 @@ func (s *Scheduler) Foreground() int { return s.q.len() - s.Background }
 // At schedules h at absolute time t (clamped to now: the past is not
 // reachable).
 func (s *Scheduler) At(t Time, h Handler, arg uint64) {
-	s.AtSeq(t, s.Reserve(), h, arg)
+	s.schedule(t, 0, h, arg)
 }
 
 // Reserve takes the next insertion number without scheduling anything:
@@ -135,23 +135,50 @@ func (s *Scheduler) Current() uint64 { return s.cur }
 // number seq, taken from Reserve since the last renumbering (which a
 // BeforeRenumber hook is there to get ahead of).
 func (s *Scheduler) AtSeq(t Time, seq uint64, h Handler, arg uint64) {
+	s.schedule(t, seq, h, arg)
+}
+
+// schedule is At (seq 0: the next insertion number, which Reserve never
+// hands out) and AtSeq, in one function so that both inline into their
+// callers. It takes a free slot and, for the common case of an event in a
+// bucket ahead (a frame time or a link delay from now), links it there
+// itself rather than through push: one call per event fewer, on the path
+// every event takes.
+func (s *Scheduler) schedule(t Time, seq uint64, h Handler, arg uint64) {
+	if seq == 0 {
+		seq = s.Reserve()
+	}
 	if t < s.now {
 		t = s.now
 	}
-	var i uint32
-	if s.free != 0 {
-		i = s.free - 1
-		s.free = s.q.slots[i].next
-	} else {
-		if len(s.q.slots) > slotMask {
-			panic("sim: more than 2^28 events pending")
-		}
-		i = uint32(len(s.q.slots))
-		s.q.slots = append(s.q.slots, slot{})
+	i := s.free
+	if i == 0 {
+		i = s.newSlot()
 	}
-	sl := &s.q.slots[i]
-	sl.h, sl.arg = h, arg // e and next are the calendar's to set
-	s.q.push(entry{at: t, key: seq<<slotBits | uint64(i)})
+	q := &s.q
+	sl := &q.slots[i-1]
+	s.free = sl.next
+	sl.h, sl.arg = h, arg
+	e := entry{at: t, key: seq<<slotBits | uint64(i-1)}
+	if d := t - q.base; d >= width && d < horizon {
+		b := uint32(t>>widthBits) & calMask
+		sl.e, sl.next = e, q.top[b]
+		q.top[b] = i
+		q.used[b>>6] |= 1 << (b & 63)
+		q.near++
+		q.n++
+		return
+	}
+	q.push(e) // e and next are the calendar's to set
+}
+
+// newSlot appends a slot and returns its index + 1, as a free slot.
+func (s *Scheduler) newSlot() uint32 {
+	if len(s.q.slots) > slotMask {
+		panic("sim: more than 2^28 events pending")
+	}
+	s.q.slots = append(s.q.slots, slot{})
+	return uint32(len(s.q.slots))
 }
 
 // renumber gives the pending events insertion numbers 1, 2, … in their

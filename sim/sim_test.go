@@ -452,3 +452,131 @@ func TestRenumberSchedulesReservations(t *testing.T) {
 		t.Fatalf("held %v, order %v, want 1 2 3 4", held, r.got)
 	}
 }
+
+// refEvent is a pending event of the reference model below.
+type refEvent struct {
+	at  Time
+	seq uint64
+	id  uint64
+}
+
+// refChain is a handler for TestSchedulerMatchesReference: each event it
+// runs schedules more, the way a fabric's do (now, within a bucket, a
+// frame or a link delay ahead, a timer far off; some through a reserved
+// number scheduled later), and records itself in the model too.
+type refChain struct {
+	s       *Scheduler
+	rnd     func(uint64) uint64
+	got     []refEvent
+	pending []refEvent // the reference: ordered by (at, seq) by hand
+	held    []refEvent // reserved numbers not scheduled yet
+	nextID  uint64
+	budget  int
+}
+
+func (c *refChain) delay() Time {
+	switch c.rnd(6) {
+	case 0:
+		return 0
+	case 1:
+		return Time(c.rnd(uint64(width)))
+	case 2, 3:
+		return width + Time(c.rnd(uint64(horizon-width)))
+	case 4:
+		return horizon - 1 + Time(c.rnd(3)) // at the horizon's edge
+	}
+	return Time(c.rnd(100_000_000)) // up to 100 µs: beyond the horizon
+}
+
+func (c *refChain) add(at Time) {
+	if c.budget == 0 {
+		return
+	}
+	c.budget--
+	c.nextID++
+	if c.rnd(5) == 0 {
+		// Reserve now, schedule when a later event runs (or never runs
+		// out: every reservation is scheduled by the end).
+		c.held = append(c.held, refEvent{at, c.s.Reserve(), c.nextID})
+		return
+	}
+	c.s.At(at, c, c.nextID)
+	c.pending = append(c.pending, refEvent{at, c.s.seq, c.nextID})
+}
+
+// release schedules a held reservation: in its place, at its time, or
+// now if that is past (AtSeq clamps, and so does the model).
+func (c *refChain) release(now Time) {
+	if len(c.held) == 0 {
+		return
+	}
+	h := c.held[0]
+	c.held = c.held[1:]
+	h.at = max(h.at, now)
+	c.s.AtSeq(h.at, h.seq, c, h.id)
+	c.pending = append(c.pending, h)
+}
+
+func (c *refChain) OnEvent(now Time, id uint64) {
+	// The model's next event must be this one.
+	best := 0
+	for i, e := range c.pending {
+		b := c.pending[best]
+		if e.at < b.at || e.at == b.at && e.seq < b.seq {
+			best = i
+		}
+	}
+	want := c.pending[best]
+	c.pending = slices.Delete(c.pending, best, best+1)
+	c.got = append(c.got, refEvent{now, 0, id})
+	if want.id != id || want.at != now {
+		panic("out of order")
+	}
+	for range c.rnd(3) {
+		c.add(now + c.delay())
+	}
+	if c.rnd(2) == 0 {
+		c.release(now)
+	}
+}
+
+// The scheduler as a whole (At and AtSeq link most events into their
+// buckets themselves, without push) against a plain model: the next event
+// is the least (time, insertion number), through runs stopped at limits
+// and events scheduled between runs.
+func TestSchedulerMatchesReference(t *testing.T) {
+	x := uint64(3)
+	s := NewScheduler()
+	c := &refChain{s: s, budget: 60_000, rnd: func(n uint64) uint64 {
+		x = x*6364136223846793005 + 1442695040888963407
+		return (x >> 11) % n
+	}}
+	for range 200 {
+		c.add(c.delay())
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("after %d events: %v", len(c.got), r)
+		}
+	}()
+	for len(c.pending) > 0 || len(c.held) > 0 {
+		// A run to a limit just short of, at, or past the next event.
+		end := s.Now() + Time(c.rnd(uint64(3*horizon)))
+		s.Run(end)
+		if len(c.pending) == 0 {
+			c.release(s.Now())
+		}
+		// Between runs: new events from outside, some before the
+		// calendar's base (it looked ahead to the next event).
+		for range c.rnd(3) {
+			c.add(s.Now() + c.delay())
+		}
+	}
+	s.Run(-1)
+	if len(c.got) < 50_000 {
+		t.Fatalf("only %d events ran", len(c.got))
+	}
+	if s.Pending() != 0 {
+		t.Fatalf("%d events left", s.Pending())
+	}
+}
