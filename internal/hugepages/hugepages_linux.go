@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,23 +16,32 @@ const supported = true
 // runs on with Linux (x86-64, arm64 with 4 KiB base pages).
 const hugePage = 2 << 20
 
-// advise marks every anonymous, private, writable mapping of at least a
-// huge page (the Go heap's arenas are such mappings; see anonWritable) and collapses what is
-// already resident in it. It reports false if the kernel has no
-// transparent huge pages, so that later calls do not try again.
+// probe is a fresh heap object at each advise: its address lies in the
+// Go heap's arenas, which is how advise finds them among the mappings.
+var probe *[64]byte
+
+// advise marks the Go heap's mappings MADV_HUGEPAGE and collapses what is
+// already resident in them. Only the heap: the runtime's other mappings
+// and, under the race detector, its shadow memory are sparse, and
+// collapsing them would make their resident size balloon. It reports
+// false if the kernel has no transparent huge pages, so that later calls
+// do not try again.
 func advise() bool {
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return false
 	}
+	var all []mapping
 	sc := bufio.NewScanner(bytes.NewReader(maps))
 	for sc.Scan() {
-		lo, hi, ok := anonWritable(sc.Bytes())
-		if !ok {
-			continue
+		if m, ok := parseMapping(sc.Bytes()); ok {
+			all = append(all, m)
 		}
-		lo = (lo + hugePage - 1) &^ (hugePage - 1)
-		hi &^= hugePage - 1
+	}
+	probe = new([64]byte)
+	for _, m := range heapMappings(all, uintptr(unsafe.Pointer(probe))) {
+		lo := (m.lo + hugePage - 1) &^ (hugePage - 1)
+		hi := m.hi &^ (hugePage - 1)
 		if hi <= lo {
 			continue
 		}
@@ -44,29 +54,75 @@ func advise() bool {
 	return true
 }
 
-// anonWritable parses one line of /proc/self/maps ("lo-hi perms offset
-// dev inode [path]") and reports the range of an anonymous private
-// read-write mapping: unnamed, or named as the Go heap where the kernel
-// lets the runtime name its mappings (Go's other named mappings are its
-// metadata, which stays as it is).
-func anonWritable(line []byte) (lo, hi uintptr, ok bool) {
-	f := bytes.Fields(line)
-	if len(f) < 5 || string(f[1]) != "rw-p" || string(f[4]) != "0" {
-		return 0, 0, false
+// mapping is one anonymous private mapping of /proc/self/maps: writable
+// (in use) or not accessible (address space reserved, as the Go heap
+// reserves its arenas before it uses them).
+type mapping struct {
+	lo, hi   uintptr
+	writable bool
+}
+
+// heapMappings picks the Go heap's writable mappings out of all, the
+// process's anonymous private mappings in address order: those in the
+// run of adjoining mappings around the one holding addr, a heap address
+// (the heap grows through adjoining arenas; this package's own advice
+// splits a mapping into adjoining ones).
+func heapMappings(all []mapping, addr uintptr) []mapping {
+	k := -1
+	for i, m := range all {
+		if m.writable && m.lo <= addr && addr < m.hi {
+			k = i
+			break
+		}
 	}
-	if len(f) > 5 && string(bytes.Join(f[5:], []byte(" "))) != "[anon: Go: heap]" {
-		return 0, 0, false
+	if k < 0 {
+		return nil
+	}
+	first, last := k, k
+	for first > 0 && all[first-1].hi == all[first].lo {
+		first--
+	}
+	for last+1 < len(all) && all[last].hi == all[last+1].lo {
+		last++
+	}
+	var heap []mapping
+	for _, m := range all[first : last+1] {
+		if m.writable {
+			heap = append(heap, m)
+		}
+	}
+	return heap
+}
+
+// parseMapping parses one line of /proc/self/maps ("lo-hi perms offset
+// dev inode [path]") and reports an anonymous private mapping, writable
+// or reserved: unnamed, or named as the Go heap where the kernel lets the
+// runtime name its mappings.
+func parseMapping(line []byte) (mapping, bool) {
+	f := bytes.Fields(line)
+	if len(f) < 5 || string(f[4]) != "0" {
+		return mapping{}, false
+	}
+	perms := string(f[1])
+	if perms != "rw-p" && perms != "---p" {
+		return mapping{}, false
+	}
+	if len(f) > 5 {
+		name := string(bytes.Join(f[5:], []byte(" ")))
+		if name != "[anon: Go: heap]" && name != "[anon: Go: heap reservation]" {
+			return mapping{}, false
+		}
 	}
 	dash := bytes.IndexByte(f[0], '-')
 	if dash < 0 {
-		return 0, 0, false
+		return mapping{}, false
 	}
 	a, err1 := strconv.ParseUint(string(f[0][:dash]), 16, 64)
 	b, err2 := strconv.ParseUint(string(f[0][dash+1:]), 16, 64)
 	if err1 != nil || err2 != nil || b <= a {
-		return 0, 0, false
+		return mapping{}, false
 	}
-	return uintptr(a), uintptr(b), true
+	return mapping{uintptr(a), uintptr(b), perms == "rw-p"}, true
 }
 
 // madvise on a range given by address: the memory is never read or written

@@ -4,34 +4,68 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
 )
 
-func TestAnonWritable(t *testing.T) {
+func TestParseMapping(t *testing.T) {
 	for _, c := range []struct {
-		line   string
-		lo, hi uintptr
-		ok     bool
+		line string
+		m    mapping
+		ok   bool
 	}{
-		{"c000000000-c004000000 rw-p 00000000 00:00 0 ", 0xc000000000, 0xc004000000, true},
-		{"7f0a00000000-7f0a00021000 rw-p 00000000 00:00 0", 0x7f0a00000000, 0x7f0a00021000, true},
-		{"00400000-01230000 r-xp 00000000 fe:00 9978519   /tmp/fl", 0, 0, false},  // the binary's code
-		{"0214b000-026f0000 rw-p 01d4b000 fe:00 9978519   /tmp/fl", 0, 0, false},  // its data: a file
-		{"2c613000-2c634000 rw-p 00000000 00:00 0          [heap]", 0, 0, false},  // named
-		{"7ffc47137000-7ffc47158000 rw-p 00000000 00:00 0  [stack]", 0, 0, false}, // named
-		{"4ab5b800000-4ab5c000000 ---p 00000000 00:00 0", 0, 0, false},            // reserved only
-		{"7efd3c9ff000-7efd3ca00000 rw-s 00000000 00:01 5 ", 0, 0, false},         // shared: 5 fields but inode 5
-		{"zz-10 rw-p 00000000 00:00 0", 0, 0, false},                              // malformed
-		{"20-10 rw-p 00000000 00:00 0", 0, 0, false},                              // empty
-		{"1000 rw-p 00000000 00:00 0", 0, 0, false},                               // no dash
-		{"", 0, 0, false},
+		{"c000000000-c004000000 rw-p 00000000 00:00 0 ", mapping{0xc000000000, 0xc004000000, true}, true},
+		{"7f0a00000000-7f0a00021000 rw-p 00000000 00:00 0", mapping{0x7f0a00000000, 0x7f0a00021000, true}, true},
+		{"4ab5b800000-4ab5c000000 ---p 00000000 00:00 0", mapping{0x4ab5b800000, 0x4ab5c000000, false}, true}, // reserved
+		{"c000000000-c000400000 rw-p 00000000 00:00 0  [anon: Go: heap]", mapping{0xc000000000, 0xc000400000, true}, true},
+		{"c000400000-c004000000 ---p 00000000 00:00 0  [anon: Go: heap reservation]", mapping{0xc000400000, 0xc004000000, false}, true},
+		{"c000400000-c000800000 rw-p 00000000 00:00 0  [anon: Go: page summary]", mapping{}, false},
+		{"00400000-01230000 r-xp 00000000 fe:00 9978519   /tmp/fl", mapping{}, false}, // the binary's code
+		{"0214b000-026f0000 rw-p 01d4b000 fe:00 9978519   /tmp/fl", mapping{}, false}, // its data: a file
+		{"2c613000-2c634000 rw-p 00000000 00:00 0          [heap]", mapping{}, false},
+		{"7ffc47137000-7ffc47158000 rw-p 00000000 00:00 0  [stack]", mapping{}, false},
+		{"7efd3c9ff000-7efd3ca00000 rw-s 00000000 00:01 0 ", mapping{}, false}, // shared
+		{"7efd3c9ff000-7efd3ca00000 r--p 00000000 00:00 0 ", mapping{}, false},
+		{"zz-10 rw-p 00000000 00:00 0", mapping{}, false},
+		{"20-10 rw-p 00000000 00:00 0", mapping{}, false},
+		{"1000 rw-p 00000000 00:00 0", mapping{}, false},
+		{"", mapping{}, false},
 	} {
-		lo, hi, ok := anonWritable([]byte(c.line))
-		if lo != c.lo || hi != c.hi || ok != c.ok {
-			t.Errorf("%q: got %#x-%#x %v, want %#x-%#x %v", c.line, lo, hi, ok, c.lo, c.hi, c.ok)
+		m, ok := parseMapping([]byte(c.line))
+		if m != c.m || ok != c.ok {
+			t.Errorf("%q: got %+v %v, want %+v %v", c.line, m, ok, c.m, c.ok)
 		}
+	}
+}
+
+func TestHeapMappings(t *testing.T) {
+	w := func(lo, hi uintptr) mapping { return mapping{lo, hi, true} }
+	r := func(lo, hi uintptr) mapping { return mapping{lo, hi, false} }
+	all := []mapping{
+		w(0x1000, 0x3000),       // the binary's bss: not adjoining the heap
+		r(0x4000000, 0x4400000), // a reservation before the heap
+		w(0x4400000, 0x4800000), // the heap, advised before (split)
+		w(0x4800000, 0x5000000), // the heap
+		r(0x5000000, 0x8000000), // its arena's unused rest
+		w(0x8000000, 0x8400000), // the next arena, in use
+		w(0x9000000, 0x9800000), // a gap before: another mapping
+		w(0x7f0000000000, 0x7f0000800000),
+	}
+	got := heapMappings(all, 0x4900000)
+	want := []mapping{all[2], all[3], all[5]}
+	if !slices.Equal(got, want) {
+		t.Errorf("heap around 0x4900000: %+v, want %+v", got, want)
+	}
+	if got := heapMappings(all, 0x7f0000000100); !slices.Equal(got, all[7:]) {
+		t.Errorf("a mapping alone: %+v", got)
+	}
+	if got := heapMappings(all, 0x4100000); got != nil { // in a reservation: no heap object lives there
+		t.Errorf("address in a reservation: %+v", got)
+	}
+	if got := heapMappings(all, 0x2000000); got != nil {
+		t.Errorf("address in no mapping: %+v", got)
 	}
 }
 
@@ -47,8 +81,8 @@ func vmFlags(t *testing.T, addr uintptr) string {
 	for sc.Scan() {
 		line := sc.Text()
 		if f := strings.Fields(line); len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
-			lo, hi, _ := anonWritable([]byte(line))
-			in = lo <= addr && addr < hi
+			m, _ := parseMapping([]byte(line))
+			in = m.lo <= addr && addr < m.hi
 			continue
 		}
 		if in && strings.HasPrefix(line, "VmFlags:") {
