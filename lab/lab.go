@@ -8,7 +8,6 @@ package lab
 import (
 	"context"
 	"errors"
-	"fabriclab/internal/hugepages"
 	"fmt"
 	"math"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"fabriclab/engine"
 	"fabriclab/fabric"
+	"fabriclab/internal/hugepages"
 	"fabriclab/metrics"
 	"fabriclab/plan"
 	"fabriclab/scenario"

@@ -133,7 +133,8 @@ func (s *Scheduler) Current() uint64 { return s.cur }
 
 // AtSeq schedules h at time t (clamped to now) in the place of insertion
 // number seq, taken from Reserve since the last renumbering (which a
-// BeforeRenumber hook is there to get ahead of).
+// BeforeRenumber hook is there to get ahead of). Reserve never hands out
+// 0: AtSeq with seq 0 is At.
 func (s *Scheduler) AtSeq(t Time, seq uint64, h Handler, arg uint64) {
 	s.schedule(t, seq, h, arg)
 }

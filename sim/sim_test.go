@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -470,8 +472,11 @@ type refChain struct {
 	got     []refEvent
 	pending []refEvent // the reference: ordered by (at, seq) by hand
 	held    []refEvent // reserved numbers not scheduled yet
+	heldSeq []uint64   // the scheduler's numbers for them
+	seq     uint64     // the model's last insertion number
 	nextID  uint64
 	budget  int
+	check   func() // the calendar's invariants, every few events
 }
 
 func (c *refChain) delay() Time {
@@ -494,14 +499,29 @@ func (c *refChain) add(at Time) {
 	}
 	c.budget--
 	c.nextID++
+	switch c.rnd(12) {
+	case 0, 1, 2, 3:
+		at = (at + 999) / 1000 * 1000 // on a 1 ns grid: ties with events of other times
+	case 4:
+		// Where the calendar's horizon ends, one side or the other.
+		if edge := c.s.q.base + horizon - 1 + Time(c.rnd(3)); edge >= c.s.Now() {
+			at = edge
+		}
+	}
 	if c.rnd(5) == 0 {
 		// Reserve now, schedule when a later event runs (or never runs
-		// out: every reservation is scheduled by the end).
-		c.held = append(c.held, refEvent{at, c.s.Reserve(), c.nextID})
+		// out: every reservation is scheduled by the end). The model
+		// numbers its events itself, so that a scheduler that numbered
+		// them wrongly would disagree with it.
+		seq := c.s.Reserve()
+		c.seq++
+		c.held = append(c.held, refEvent{at, c.seq, c.nextID})
+		c.heldSeq = append(c.heldSeq, seq)
 		return
 	}
 	c.s.At(at, c, c.nextID)
-	c.pending = append(c.pending, refEvent{at, c.s.seq, c.nextID})
+	c.seq++
+	c.pending = append(c.pending, refEvent{at, c.seq, c.nextID})
 }
 
 // release schedules a held reservation: in its place, at its time, or
@@ -510,10 +530,10 @@ func (c *refChain) release(now Time) {
 	if len(c.held) == 0 {
 		return
 	}
-	h := c.held[0]
-	c.held = c.held[1:]
+	h, seq := c.held[0], c.heldSeq[0]
+	c.held, c.heldSeq = c.held[1:], c.heldSeq[1:]
 	h.at = max(h.at, now)
-	c.s.AtSeq(h.at, h.seq, c, h.id)
+	c.s.AtSeq(h.at, seq, c, h.id)
 	c.pending = append(c.pending, h)
 }
 
@@ -538,45 +558,125 @@ func (c *refChain) OnEvent(now Time, id uint64) {
 	if c.rnd(2) == 0 {
 		c.release(now)
 	}
+	if c.check != nil && len(c.got)%61 == 0 {
+		c.check()
+	}
+}
+
+// check walks the calendar and reports the first entry out of its place:
+// a bucket's entry must be in the bucket its time names and within the
+// horizon (at or after the current bucket's end), far's at or beyond it,
+// cur's and late's within the current bucket; the counts must add up.
+func (q *calendarQueue) check() string {
+	n := 0
+	for b := range uint32(calSize) {
+		used := q.used[b>>6]&(1<<(b&63)) != 0
+		if used != (q.top[b] != 0) {
+			return fmt.Sprintf("bucket %d: used bit %v, list %d", b, used, q.top[b])
+		}
+		for i := q.top[b]; i != 0; i = q.slots[i-1].next {
+			e := q.slots[i-1].e
+			if uint32(e.at>>widthBits)&calMask != b || e.at < q.base+width || e.at >= q.base+horizon {
+				return fmt.Sprintf("entry at %d in bucket %d (base %d)", e.at, b, q.base)
+			}
+			n++
+		}
+	}
+	if n != q.near {
+		return fmt.Sprintf("near %d, buckets hold %d", q.near, n)
+	}
+	for _, e := range q.far.h {
+		if e.at < q.base+horizon {
+			return fmt.Sprintf("far entry at %d within the horizon (base %d)", e.at, q.base)
+		}
+	}
+	for _, e := range append(slices.Clone(q.cur[q.head:]), q.late.h...) {
+		if e.at < q.base || e.at >= q.base+width {
+			return fmt.Sprintf("current entry at %d outside [%d, %d)", e.at, q.base, q.base+width)
+		}
+	}
+	if total := n + len(q.far.h) + len(q.cur) - q.head + len(q.late.h); total != q.n {
+		return fmt.Sprintf("n %d, entries %d", q.n, total)
+	}
+	return ""
 }
 
 // The scheduler as a whole (At and AtSeq link most events into their
 // buckets themselves, without push) against a plain model: the next event
 // is the least (time, insertion number), through runs stopped at limits
-// and events scheduled between runs.
+// and events scheduled between runs; and the calendar's own invariants
+// (check) hold all along. Once with insertion numbers renumbered every
+// few thousand, reservations held across the renumbering.
 func TestSchedulerMatchesReference(t *testing.T) {
-	x := uint64(3)
-	s := NewScheduler()
-	c := &refChain{s: s, budget: 60_000, rnd: func(n uint64) uint64 {
-		x = x*6364136223846793005 + 1442695040888963407
-		return (x >> 11) % n
-	}}
-	for range 200 {
-		c.add(c.delay())
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			t.Fatalf("after %d events: %v", len(c.got), r)
+	for _, renumberEvery := range []uint64{0, 4999} {
+		x := uint64(3)
+		s := NewScheduler()
+		c := &refChain{s: s, budget: 60_000, rnd: func(n uint64) uint64 {
+			x = x*6364136223846793005 + 1442695040888963407
+			return (x >> 11) % n
+		}}
+		renumbered := 0
+		if renumberEvery > 0 {
+			s.RenumberAfter(renumberEvery)
+			s.BeforeRenumber = func() {
+				// Every number in use must be in the queue: schedule the
+				// held ones, then number the model's events 1, 2, … in
+				// their order, as the scheduler is about to.
+				for len(c.held) > 0 {
+					c.release(s.Now())
+				}
+				slices.SortFunc(c.pending, func(a, b refEvent) int {
+					if a.at != b.at {
+						return cmp.Compare(a.at, b.at)
+					}
+					return cmp.Compare(a.seq, b.seq)
+				})
+				for k := range c.pending {
+					c.pending[k].seq = uint64(k + 1)
+				}
+				c.seq = uint64(len(c.pending))
+				renumbered++
+			}
 		}
-	}()
-	for len(c.pending) > 0 || len(c.held) > 0 {
-		// A run to a limit just short of, at, or past the next event.
-		end := s.Now() + Time(c.rnd(uint64(3*horizon)))
-		s.Run(end)
-		if len(c.pending) == 0 {
-			c.release(s.Now())
+		c.check = func() {
+			if msg := s.q.check(); msg != "" {
+				panic(msg)
+			}
 		}
-		// Between runs: new events from outside, some before the
-		// calendar's base (it looked ahead to the next event).
-		for range c.rnd(3) {
-			c.add(s.Now() + c.delay())
+		for range 200 {
+			c.add(c.delay())
 		}
-	}
-	s.Run(-1)
-	if len(c.got) < 50_000 {
-		t.Fatalf("only %d events ran", len(c.got))
-	}
-	if s.Pending() != 0 {
-		t.Fatalf("%d events left", s.Pending())
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("renumbering every %d: after %d events: %v", renumberEvery, len(c.got), r)
+				}
+			}()
+			for len(c.pending) > 0 || len(c.held) > 0 {
+				// A run to a limit just short of, at, or past the next event.
+				end := s.Now() + Time(c.rnd(uint64(3*horizon)))
+				s.Run(end)
+				c.check()
+				if len(c.pending) == 0 {
+					c.release(s.Now())
+				}
+				// Between runs: new events from outside, some before the
+				// calendar's base (it looked ahead to the next event).
+				for range c.rnd(3) {
+					c.add(s.Now() + c.delay())
+				}
+				c.check()
+			}
+		}()
+		s.Run(-1)
+		if len(c.got) < 50_000 {
+			t.Fatalf("only %d events ran", len(c.got))
+		}
+		if s.Pending() != 0 {
+			t.Fatalf("%d events left", s.Pending())
+		}
+		if renumberEvery > 0 && renumbered < 10 {
+			t.Fatalf("renumbered only %d times", renumbered)
+		}
 	}
 }

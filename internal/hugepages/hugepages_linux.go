@@ -5,23 +5,42 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-const supported = true
+// hugePage is the size of a transparent huge page (2 MiB on x86-64 and
+// on arm64 with 4 KiB pages), read from the kernel by supported.
+var hugePage uintptr
 
-// hugePage is the size of a transparent huge page on the platforms Go
-// runs on with Linux (x86-64, arm64 with 4 KiB base pages).
-const hugePage = 2 << 20
+// supported reports whether the kernel runs transparent huge pages in
+// "madvise" mode, and learns their size.
+func supported() bool {
+	enabled, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || !madviseMode(string(enabled)) {
+		return false
+	}
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+	if err != nil {
+		return false
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n == 0 || n&(n-1) != 0 || n > 1<<30 {
+		return false
+	}
+	hugePage = uintptr(n)
+	return true
+}
 
 // probe is a fresh heap object at each advise: its address lies in the
 // Go heap's arenas, which is how advise finds them among the mappings.
 var probe *[64]byte
 
-// advise marks the Go heap's mappings MADV_HUGEPAGE and collapses what is
-// already resident in them. Only the heap: the runtime's other mappings
+// advise marks the Go heap's mappings MADV_HUGEPAGE and collapses the
+// parts of them it has not collapsed before (MADV_COLLAPSE fills each huge
+// page whole, whatever of it was resident). Only the heap: the runtime's other mappings
 // and, under the race detector, its shadow memory are sparse, and
 // collapsing them would make their resident size balloon. It reports
 // false if the kernel has no transparent huge pages, so that later calls
@@ -48,8 +67,13 @@ func advise() bool {
 		if madvise(lo, hi-lo, unix.MADV_HUGEPAGE) != 0 {
 			return false // EINVAL: no transparent huge pages here
 		}
-		// Best effort: collapsing needs free huge pages.
-		madvise(lo, hi-lo, unix.MADV_COLLAPSE)
+		// Collapse only what has not been: collapsing copies memory and
+		// holds the process's memory map meanwhile. Best effort (it
+		// needs free huge pages).
+		for _, u := range uncovered(span{lo, hi}, state.collapsed) {
+			madvise(u.lo, u.hi-u.lo, unix.MADV_COLLAPSE)
+			state.collapsed = addSpan(state.collapsed, u)
+		}
 	}
 	return true
 }

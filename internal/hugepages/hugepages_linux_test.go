@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseMapping(t *testing.T) {
@@ -93,27 +95,41 @@ func vmFlags(t *testing.T, addr uintptr) string {
 	return ""
 }
 
-// hasTHP reports whether the kernel has transparent huge pages at all.
-func hasTHP() bool {
-	_, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled")
-	return err == nil
-}
-
+// Maintain acts in the kernel's "madvise" mode and only there; in it, a
+// large heap is advised and a mapping that is not the heap's is not.
 func TestMaintainAdvisesALargeHeap(t *testing.T) {
-	if !hasTHP() {
-		t.Skip("this kernel has no transparent huge pages")
-	}
 	t.Setenv("FABRICLAB_HUGEPAGES", "")
 	reset()
 	defer reset()
+	other, err := unix.Mmap(-1, 0, 16<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(other)
+	for i := range other {
+		other[i] = 1
+	}
 	big := make([]byte, 2*MinHeap) // the heap now maps more than MinHeap
 	for i := range big {
 		big[i] = 1
 	}
 	Maintain()
+	enabled, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if !madviseMode(string(enabled)) {
+		if !state.off || state.done != 0 {
+			t.Fatalf("the kernel's mode is %q, yet Maintain acted", enabled)
+		}
+		return
+	}
 	mid := uintptr(unsafe.Pointer(&big[len(big)/2]))
 	if f := vmFlags(t, mid); !strings.Contains(f, " hg") {
 		t.Fatalf("the heap is not advised: %s", f)
+	}
+	if f := vmFlags(t, uintptr(unsafe.Pointer(&other[len(other)/2]))); strings.Contains(f, " hg") {
+		t.Fatalf("a mapping that is not the heap's is advised: %s", f)
+	}
+	if len(state.collapsed) == 0 {
+		t.Fatal("nothing collapsed")
 	}
 	if state.off || state.done == 0 {
 		t.Fatalf("state after advising: off %v, done %d", state.off, state.done)

@@ -2,6 +2,6 @@
 
 package hugepages
 
-const supported = false
+func supported() bool { return false }
 
 func advise() bool { return false }

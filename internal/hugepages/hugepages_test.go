@@ -1,6 +1,7 @@
 package hugepages
 
 import (
+	"slices"
 	"sync"
 	"testing"
 )
@@ -23,7 +24,8 @@ func TestDue(t *testing.T) {
 	}
 }
 
-// Jobs run side by side call Maintain from their own goroutines (run -j).
+// Jobs run side by side call Maintain from their own goroutines (run -j):
+// this test is for the race detector (scripts/test runs it so).
 func TestMaintainConcurrently(t *testing.T) {
 	reset()
 	defer reset()
@@ -38,4 +40,57 @@ func TestMaintainConcurrently(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestMadviseMode(t *testing.T) {
+	for _, c := range []struct {
+		enabled string
+		want    bool
+	}{
+		{"always [madvise] never\n", true},
+		{"[always] madvise never\n", false}, // the kernel does it already
+		{"always madvise [never]\n", false}, // the administrator said no
+		{"", false},
+	} {
+		if got := madviseMode(c.enabled); got != c.want {
+			t.Errorf("madviseMode(%q) = %v, want %v", c.enabled, got, c.want)
+		}
+	}
+}
+
+func TestUncoveredAndAddSpan(t *testing.T) {
+	done := []span{{10, 20}, {30, 40}}
+	for _, c := range []struct {
+		s    span
+		want []span
+	}{
+		{span{0, 50}, []span{{0, 10}, {20, 30}, {40, 50}}},
+		{span{10, 40}, []span{{20, 30}}},
+		{span{12, 18}, nil},
+		{span{15, 35}, []span{{20, 30}}},
+		{span{40, 60}, []span{{40, 60}}},
+		{span{0, 10}, []span{{0, 10}}},
+	} {
+		if got := uncovered(c.s, done); !slices.Equal(got, c.want) {
+			t.Errorf("uncovered(%v) = %v, want %v", c.s, got, c.want)
+		}
+	}
+	if got, want := uncovered(span{5, 9}, nil), []span{{5, 9}}; !slices.Equal(got, want) {
+		t.Errorf("uncovered with nothing done = %v", got)
+	}
+	for _, c := range []struct {
+		s    span
+		want []span
+	}{
+		{span{0, 5}, []span{{0, 5}, {10, 20}, {30, 40}}},
+		{span{20, 30}, []span{{10, 40}}}, // touching both: one span
+		{span{22, 25}, []span{{10, 20}, {22, 25}, {30, 40}}},
+		{span{15, 35}, []span{{10, 40}}},
+		{span{50, 60}, []span{{10, 20}, {30, 40}, {50, 60}}},
+		{span{0, 100}, []span{{0, 100}}},
+	} {
+		if got := addSpan(slices.Clone(done), c.s); !slices.Equal(got, c.want) {
+			t.Errorf("addSpan(%v) = %v, want %v", c.s, got, c.want)
+		}
+	}
 }
