@@ -28,8 +28,12 @@ func TestPortLayout(t *testing.T) {
 	}
 	// The egress's flags and ECN thresholds share a line; so do the
 	// ingress's index, pause flags and thresholds, and its bytes.
-	if line(unsafe.Offsetof(pt.txWire)) != line(unsafe.Offsetof(pt.pmax)+7) {
-		t.Errorf("txWire at %d, pmax at %d: not in one line", unsafe.Offsetof(pt.txWire), unsafe.Offsetof(pt.pmax))
+	// An enqueue onto a busy port reads that line and its queue's only:
+	// the flags, the thresholds, the bytes queued and their maximum.
+	if l := line(unsafe.Offsetof(pt.txWire)); l != line(unsafe.Offsetof(pt.kmax)+7) || l != line(unsafe.Offsetof(pt.total)) ||
+		l != line(unsafe.Offsetof(pt.maxQueue)+7) || l != line(unsafe.Offsetof(pt.observed)) || l != line(unsafe.Offsetof(pt.dead)) {
+		t.Errorf("txWire at %d, kmax at %d, total at %d, maxQueue at %d, observed at %d: not in one line",
+			unsafe.Offsetof(pt.txWire), unsafe.Offsetof(pt.kmax), unsafe.Offsetof(pt.total), unsafe.Offsetof(pt.maxQueue), unsafe.Offsetof(pt.observed))
 	}
 	if line(unsafe.Offsetof(pt.Index)) != line(unsafe.Offsetof(pt.headroom)+7) {
 		t.Errorf("Index at %d, headroom at %d: not in one line", unsafe.Offsetof(pt.Index), unsafe.Offsetof(pt.headroom))

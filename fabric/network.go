@@ -20,10 +20,10 @@ type Network struct {
 	HostPorts []*Port
 	Ports     []*Port
 
-	// Observer, when set, hears how long every data packet waited in each
-	// switch egress queue and how much of that the queue was paused by PFC
-	// (explain mode); nil costs nothing.
-	Observer Observer
+	// observer, when set (SetObserver), hears how long every data packet
+	// waited in each switch egress queue and how much of that the queue
+	// was paused by PFC (explain mode); nil costs nothing.
+	observer Observer
 	// INT holds the in-band telemetry of the packets that carry it
 	// (Packet.INT); switches stamp it at every egress. Empty unless a
 	// transport asks for telemetry (HPCC).
@@ -61,6 +61,15 @@ func NewNetwork(s *sim.Scheduler, seed uint64, nHosts int) *Network {
 
 // queueReservedTxDone schedules every frame end a port reserved and did
 // not schedule (Port.sending), before the scheduler renumbers.
+// SetObserver makes o hear every data packet's wait in each switch egress
+// queue (explain mode); nil stops it.
+func (n *Network) SetObserver(o Observer) {
+	n.observer = o
+	for _, pt := range n.Ports {
+		pt.observed = o != nil
+	}
+}
+
 func (n *Network) queueReservedTxDone() {
 	for _, pt := range n.Ports {
 		if pt.sending() {
@@ -85,7 +94,7 @@ func (n *Network) AddSwitch(name, tier string, cfg *SwitchConfig, ecmpSeed uint6
 }
 
 func (n *Network) newPort(owner Node, sw *Switch, tier string, rate units.Rate, delay sim.Time) *Port {
-	pt := &Port{Owner: owner, sw: sw, Tier: tier, Rate: rate, Delay: delay, net: n, ID: len(n.Ports)}
+	pt := &Port{Owner: owner, sw: sw, Tier: tier, Rate: rate, Delay: delay, net: n, ID: len(n.Ports), observed: n.observer != nil}
 	if (8e12)%int64(rate) == 0 {
 		pt.psPerB = 8e12 / int64(rate)
 	}

@@ -53,7 +53,9 @@ type Port struct {
 	pipe   fifo // packets on the wire toward Peer, in arrival order
 	psPerB int64
 	Delay  sim.Time // propagation (+ the owner's forwarding latency)
-	total  int64    // bytes queued
+	// pmax is the ECN marking probability at kmax (read only for a queue
+	// between the thresholds, so here rather than in the flags' line).
+	pmax float64
 	// busyTime is the time spent sending (utilization).
 	busyTime sim.Time
 	// A switch port whose frame has nothing queued behind it does not
@@ -78,9 +80,12 @@ type Port struct {
 	paused   [NumPrio]bool
 	// watchdogged: the watchdog took this queue out of PFC.
 	watchdogged [NumPrio]bool
+	// observed is Network.observer != nil, here so that an enqueue onto a
+	// busy port reads this line and its queue's only.
+	observed bool
 	// ecn thresholds (bytes) for this egress queue; kmax == 0 disables.
 	kmin, kmax int64
-	pmax       float64
+	total      int64 // bytes queued
 	maxQueue   int64
 
 	// What a packet arriving through this port reads of it, its ingress:
@@ -202,7 +207,7 @@ func (pt *Port) Enqueue(p *Packet) {
 		pt.dropWatchdog(p)
 		return
 	}
-	if pt.net.Observer != nil {
+	if pt.observed {
 		now := pt.net.Sched.Now()
 		p.enq, p.enqPaused = now, pt.pausedFor(pr, now)
 	}
@@ -251,8 +256,8 @@ func (pt *Port) trySend(now sim.Time) {
 			if p.INT != 0 && p.Kind == Data {
 				pt.net.INT.stamp(p, pt, now) // the ACK echoing it goes back unstamped
 			}
-			if o := pt.net.Observer; o != nil && p.Kind == Data && !p.Trimmed {
-				o.Queued(p, pt, now-p.enq, pt.pausedFor(uint8(pr), now)-p.enqPaused)
+			if pt.observed && p.Kind == Data && !p.Trimmed {
+				pt.net.observer.Queued(p, pt, now-p.enq, pt.pausedFor(uint8(pr), now)-p.enqPaused)
 			}
 		}
 		break

@@ -294,7 +294,7 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 	}
 	if spec.Sim.Explain {
 		s.explain_ = newExplainer(len(s.DAG.Msgs))
-		tp.Net.Observer = s.explain_
+		tp.Net.SetObserver(s.explain_)
 	}
 	s.connect()
 	s.windowData = [2]int64{-1, -1}
