@@ -345,3 +345,30 @@ func FuzzUnpack(f *testing.F) {
 		}
 	})
 }
+
+// A queued run's jobs go in largest first (ties in file order), as a
+// local run on several workers starts them: workers take jobs in
+// insertion order. Every job is there once.
+func TestPlanQueuesLargestFirst(t *testing.T) {
+	_, s := planFile(t, "../examples/alltoall-dcqcn.yaml", nil)
+	if len(s.Jobs) != 40 {
+		t.Fatalf("%d jobs, want 40", len(s.Jobs))
+	}
+	seen := map[[2]int]bool{}
+	for i, a := range s.Jobs {
+		seen[[2]int{a.Variant, a.Size}] = true
+		if i == 0 {
+			continue
+		}
+		p := s.Jobs[i-1]
+		if p.Bytes < a.Bytes || p.Bytes == a.Bytes && (p.Variant > a.Variant || p.Variant == a.Variant && p.Size > a.Size) {
+			t.Fatalf("job %d (%s, %d B) after %s (%d B)", i, a.Label, a.Bytes, p.Label, p.Bytes)
+		}
+	}
+	if len(seen) != 40 {
+		t.Fatalf("%d distinct jobs, want 40", len(seen))
+	}
+	if s.Jobs[0].Bytes != 1<<30 || s.Jobs[0].Variant != 0 {
+		t.Fatalf("first job %s", s.Jobs[0].Label)
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"fabriclab/runner"
 	"fabriclab/scenario"
 )
 
@@ -149,7 +150,11 @@ func Plan(path string, f *scenario.File, jobs []scenario.Job, sets, sweeps []str
 		return Submission{}, fmt.Errorf("%s: %w", path, err)
 	}
 	var s Submission
-	for _, j := range jobs {
+	// Largest first, as a local run on several workers starts them
+	// (runner.StartOrder): workers take jobs in insertion order, and a
+	// size sweep's largest job would otherwise run alone at the end.
+	for _, i := range runner.StartOrder(jobs, 2) {
+		j := jobs[i]
 		s.Jobs = append(s.Jobs, Args{
 			Variant: j.VariantIndex, Size: j.SizeIndex, Label: jobLabel(j), Bytes: int64(j.Size), Version: version,
 			Path: path, Scenario: p.Scenario, Sets: sets, Sweeps: sweeps, Bundle: p.Data, Digest: p.Digest,
