@@ -59,8 +59,6 @@ func NewNetwork(s *sim.Scheduler, seed uint64, nHosts int) *Network {
 	return n
 }
 
-// queueReservedTxDone schedules every frame end a port reserved and did
-// not schedule (Port.sending), before the scheduler renumbers.
 // SetObserver makes o hear every data packet's wait in each switch egress
 // queue (explain mode); nil stops it.
 func (n *Network) SetObserver(o Observer) {
@@ -70,6 +68,8 @@ func (n *Network) SetObserver(o Observer) {
 	}
 }
 
+// queueReservedTxDone schedules every frame end a port reserved and did
+// not schedule (Port.sending), before the scheduler renumbers.
 func (n *Network) queueReservedTxDone() {
 	for _, pt := range n.Ports {
 		if pt.sending() {

@@ -109,11 +109,16 @@ const insertScan = 8
 // toBucket links e into its bucket (ahead of the current one), through
 // e's slot.
 func (q *calendarQueue) toBucket(e entry) {
-	b := uint32(e.at>>widthBits) & calMask
 	i := uint32(e.key & slotMask)
-	sl := &q.slots[i]
+	q.link(&q.slots[i], i+1, e)
+}
+
+// link puts e, whose slot sl is number i (index + 1), at the head of its
+// bucket's list.
+func (q *calendarQueue) link(sl *slot, i uint32, e entry) {
+	b := uint32(e.at>>widthBits) & calMask
 	sl.e, sl.next = e, q.top[b]
-	q.top[b] = i + 1
+	q.top[b] = i
 	q.used[b>>6] |= 1 << (b & 63)
 	q.near++
 }

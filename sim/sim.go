@@ -162,11 +162,7 @@ func (s *Scheduler) schedule(t Time, seq uint64, h Handler, arg uint64) {
 	sl.h, sl.arg = h, arg
 	e := entry{at: t, key: seq<<slotBits | uint64(i-1)}
 	if d := t - q.base; d >= width && d < horizon {
-		b := uint32(t>>widthBits) & calMask
-		sl.e, sl.next = e, q.top[b]
-		q.top[b] = i
-		q.used[b>>6] |= 1 << (b & 63)
-		q.near++
+		q.link(sl, i, e)
 		q.n++
 		return
 	}
