@@ -13,6 +13,7 @@ import (
 	"fabriclab/fluid"
 	"fabriclab/lab"
 	"fabriclab/metrics"
+	"fabriclab/plan"
 	"fabriclab/scenario"
 )
 
@@ -62,6 +63,33 @@ func Run(ctx context.Context, job scenario.Job, progress engine.Progress) (metri
 	r, err := fluid.Run(ctx, job, progress)
 	r.Engine = Flow
 	return r, err
+}
+
+// Check builds job on the engine For picks, and discards the build, when
+// the job has settings that only a build can check: traffic
+// engineering's equal-cost paths (switch.forwarding: te, at most 4,096
+// per host pair) and sim.telemetry.flows' ids, which name messages of the
+// compiled workload. validate calls it so that a file that validates
+// runs; other jobs cost it nothing. A build holds what a run starts with,
+// so call it after the memory estimate has passed sim.memory_limit.
+func Check(job scenario.Job) error {
+	if job.Spec == nil || !needsBuild(job.Spec) {
+		return nil
+	}
+	var eng engine.Engine = lab.Engine{}
+	if name, _ := For(job); name == Flow {
+		if ok, why := supports(job); !ok {
+			return fmt.Errorf("sim.engine flow: %s; use sim.engine packet or auto", why)
+		}
+		eng = fluid.Engine{}
+	}
+	_, err := eng.Plan(job, plan.Together)
+	return err
+}
+
+// needsBuild reports whether spec has a setting that Check builds to check.
+func needsBuild(spec *scenario.Scenario) bool {
+	return spec.Switch.Forwarding == "te" || len(spec.Sim.Telemetry.Flows.List) > 0
 }
 
 // With returns job running on engine name (packet, flow or auto) instead

@@ -84,3 +84,36 @@ func TestFlowEngineOnACustomTopology(t *testing.T) {
 		t.Errorf("custom topology: flow CCT %v, packet %v", f.CCTS, p.CCTS)
 	}
 }
+
+// Check builds only the jobs whose settings a build alone checks, on the
+// engine the job runs on.
+func TestCheckBuildsOnlyWhatNeedsIt(t *testing.T) {
+	// A job the packet engine refuses to build (probes run on real hosts
+	// only): Check leaves it alone unless it uses traffic engineering.
+	js := jobs(t, base+"workload: {kind: alltoall, sizes: {list: [1MiB]}}\n")
+	spec := *js[0].Spec
+	spec.Probes = []scenario.Probe{{}}
+	job := js[0]
+	job.Spec = &spec
+	if err := Check(job); err != nil {
+		t.Errorf("no te, no telemetry flows: %v, want no build", err)
+	}
+	spec.Switch.Forwarding = "te"
+	if err := Check(job); err == nil || !strings.Contains(err.Error(), "probes") {
+		t.Errorf("te: %v, want the packet engine's build error", err)
+	}
+	// On the flow engine, the flow engine builds it.
+	for _, engine := range []string{Packet, Flow} {
+		te := jobs(t, base+"switch: {forwarding: te}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: "+engine+"}\n")
+		if err := Check(te[0]); err != nil {
+			t.Errorf("%s: %v", engine, err)
+		}
+	}
+	flow := jobs(t, base+"switch: {forwarding: te}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow}\n")[0]
+	fs := *flow.Spec
+	fs.Topology.PFCStorms = []scenario.PFCStorm{{}}
+	flow.Spec = &fs
+	if err := Check(flow); err == nil || !strings.Contains(err.Error(), "sim.engine flow: a PFC storm") {
+		t.Errorf("flow engine, a job it cannot express: %v", err)
+	}
+}

@@ -190,7 +190,10 @@ its ports in order. Warnings do not change the exit status.
 
 validate checks what run checks before simulating: the topology is built
 and every reference (failed links, routing tables, flow lists, size
-distributions) is resolved, so a file that validates runs.`,
+distributions) is resolved, so a file that validates runs. Jobs with
+switch.forwarding te or a list of sim.telemetry.flows are built as run
+would build them (traffic engineering's paths, the flows' ids) and
+discarded.`,
 		Example: `  fabriclab validate examples/*.yaml
   fabriclab validate --set workload.ranks=64 my-fabric.yaml
   fabriclab validate --sweep workload.qps=1,2,4,8 my-fabric.yaml`,
@@ -209,6 +212,9 @@ distributions) is resolved, so a file that validates runs.`,
 				}
 				if err == nil {
 					err = checkJobsFit(p)
+				}
+				if err == nil {
+					err = checkJobsBuild(p)
 				}
 				if err != nil {
 					bad++
@@ -245,6 +251,19 @@ func checkJobsFit(p *plan) error {
 			err = e.Check(int64(j.Spec.Sim.MemoryLimit))
 		}
 		if err != nil {
+			return fmt.Errorf("%s: %w", JobLabel(j), err)
+		}
+	}
+	return nil
+}
+
+// checkJobsBuild builds and discards, as run would build them, the jobs
+// with settings that only a build checks (engines.Check: traffic
+// engineering's paths, sim.telemetry.flows' ids). Call it after
+// checkJobsFit, which keeps a build within sim.memory_limit.
+func checkJobsBuild(p *plan) error {
+	for _, j := range p.Jobs {
+		if err := engines.Check(j); err != nil {
 			return fmt.Errorf("%s: %w", JobLabel(j), err)
 		}
 	}
