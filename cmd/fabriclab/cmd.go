@@ -345,6 +345,14 @@ func (a *app) printDeadlockWarnings(path string, p *plan) {
 			fmt.Fprintf(a.stderr, "fabriclab: %s\n", line)
 		}
 	}
+	// A variant whose jobs all run on the flow engine, which models no
+	// PFC, cannot show a deadlock its routes allow: its warning says so.
+	packet := map[int]bool{}
+	for _, j := range p.Jobs {
+		if name, _ := engines.For(j); name != engines.Flow {
+			packet[j.VariantIndex] = true
+		}
+	}
 	for _, j := range p.Jobs {
 		if j.Spec == nil || done[j.VariantIndex] {
 			continue
@@ -356,6 +364,10 @@ func (a *app) printDeadlockWarnings(path string, p *plan) {
 		what := ""
 		if len(p.Variants) > 1 {
 			what = "variant " + j.Variant + ": "
+		}
+		unseen := ""
+		if !packet[j.VariantIndex] {
+			unseen = " (its jobs run on the flow engine, which does not model PFC and cannot show the deadlock; sim.engine packet can)"
 		}
 		r, err := routecheck.Check(j)
 		if err != nil {
@@ -372,7 +384,7 @@ func (a *app) printDeadlockWarnings(path string, p *plan) {
 				say("%s: warning: %sand %d more %s the routes can close", path, what, more, noun)
 				break
 			}
-			say("%s: warning: %sroutes can deadlock under PFC: %s", path, what, f)
+			say("%s: warning: %sroutes can deadlock under PFC: %s%s", path, what, f, unseen)
 		}
 		if r.Skipped != "" {
 			how := "was skipped"

@@ -117,3 +117,31 @@ func TestRunDeadlockWarning(t *testing.T) {
 		}
 	}
 }
+
+// On the flow engine, which models no PFC, the warning says the run
+// cannot show the deadlock; a variant with a job on the packet engine
+// (auto, below sim.flow_above) gets the plain warning.
+func TestDeadlockWarningUnderTheFlowEngine(t *testing.T) {
+	path := "../../examples/pfc-deadlock.yaml"
+	const cycle = "routes can deadlock under PFC: cycle leaf0→spine0 → spine0→leaf1 → leaf1→spine1 → spine1→leaf0 (priority 3)"
+	for _, tc := range []struct {
+		sets   []string
+		suffix string
+	}{
+		{[]string{"sim.engine=flow"}, " (its jobs run on the flow engine, which does not model PFC and cannot show the deadlock; sim.engine packet can)\n"},
+		{[]string{"sim.engine=auto", "sim.flow_above=1KiB"}, " (its jobs run on the flow engine, which does not model PFC and cannot show the deadlock; sim.engine packet can)\n"},
+		{[]string{"sim.engine=auto", "sim.flow_above=1TiB"}, "\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := []string{"validate", path}
+		for _, s := range tc.sets {
+			args = append(args, "--set", s)
+		}
+		if code := newApp(&stdout, &stderr).execute(context.Background(), args); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.sets, code, stderr.String())
+		}
+		if want := "fabriclab: " + path + ": warning: variant bounced: " + cycle + tc.suffix; stderr.String() != want {
+			t.Errorf("%v: stderr = %q, want %q", tc.sets, stderr.String(), want)
+		}
+	}
+}
