@@ -117,3 +117,18 @@ func TestCheckBuildsOnlyWhatNeedsIt(t *testing.T) {
 		t.Errorf("flow engine, a job it cannot express: %v", err)
 	}
 }
+
+// The flow engine refuses a job above sim.memory_limit before building
+// it, with the packet engine's estimate and words.
+func TestFlowEngineKeepsTheMemoryLimit(t *testing.T) {
+	src := "topology: {kind: leaf-spine, hosts: 64, hosts_per_leaf: 8, spines: 4}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow, memory_limit: 1MiB}\n"
+	js := jobs(t, src)
+	r, err := Run(context.Background(), js[0], nil)
+	if err == nil || !strings.Contains(err.Error(), "more than sim.memory_limit=1MiB") || r.Engine != Flow || r.Error != err.Error() {
+		t.Fatalf("engine %q, error %v, row error %q", r.Engine, err, r.Error)
+	}
+	js = jobs(t, strings.Replace(src, "memory_limit: 1MiB", "memory_limit: 1GiB", 1))
+	if r, err := Run(context.Background(), js[0], nil); err != nil || !r.Complete {
+		t.Fatalf("within the limit: complete %v, %v", r.Complete, err)
+	}
+}
