@@ -69,10 +69,12 @@ func advise() bool {
 		}
 		// Collapse only what has not been: collapsing copies memory and
 		// holds the process's memory map meanwhile. Best effort (it
-		// needs free huge pages).
+		// needs free huge pages): a span the kernel could not fold for
+		// want of them is tried again when the heap has grown.
 		for _, u := range uncovered(span{lo, hi}, state.collapsed) {
-			madvise(u.lo, u.hi-u.lo, unix.MADV_COLLAPSE)
-			state.collapsed = addSpan(state.collapsed, u)
+			if !retryCollapse(madvise(u.lo, u.hi-u.lo, unix.MADV_COLLAPSE)) {
+				state.collapsed = addSpan(state.collapsed, u)
+			}
 		}
 	}
 	return true
@@ -151,6 +153,15 @@ func parseMapping(line []byte) (mapping, bool) {
 
 // madvise on a range given by address: the memory is never read or written
 // through Go, so no pointer to it is made.
+// retryCollapse says whether MADV_COLLAPSE's result e leaves its span to
+// be tried again: EAGAIN and ENOMEM mean no huge page could be had just
+// then. Success, and EINVAL from a kernel without MADV_COLLAPSE (before
+// Linux 6.1; MADV_HUGEPAGE still lets khugepaged fold the span later),
+// are final.
+func retryCollapse(e unix.Errno) bool {
+	return e == unix.EAGAIN || e == unix.ENOMEM
+}
+
 func madvise(addr, n uintptr, advice int) unix.Errno {
 	_, _, e := unix.Syscall(unix.SYS_MADVISE, addr, n, uintptr(advice))
 	return e

@@ -155,3 +155,13 @@ func TestMaintainOff(t *testing.T) {
 		t.Fatalf("FABRICLAB_HUGEPAGES=off: off %v, done %d", state.off, state.done)
 	}
 }
+
+// A span the kernel could not collapse for want of huge pages is tried
+// again later; success and a kernel without MADV_COLLAPSE are final.
+func TestRetryCollapse(t *testing.T) {
+	for e, want := range map[unix.Errno]bool{0: false, unix.EAGAIN: true, unix.ENOMEM: true, unix.EINVAL: false, unix.EPERM: false} {
+		if got := retryCollapse(e); got != want {
+			t.Errorf("retryCollapse(%v) = %v, want %v", e, got, want)
+		}
+	}
+}
