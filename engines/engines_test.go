@@ -102,19 +102,30 @@ func TestCheckBuildsOnlyWhatNeedsIt(t *testing.T) {
 	if err := Check(job); err == nil || !strings.Contains(err.Error(), "probes") {
 		t.Errorf("te: %v, want the packet engine's build error", err)
 	}
-	// On the flow engine, the flow engine builds it.
+	// On either engine a traffic-engineered job that fits is built.
 	for _, engine := range []string{Packet, Flow} {
 		te := jobs(t, base+"switch: {forwarding: te}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: "+engine+"}\n")
 		if err := Check(te[0]); err != nil {
 			t.Errorf("%s: %v", engine, err)
 		}
 	}
-	flow := jobs(t, base+"switch: {forwarding: te}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow}\n")[0]
-	fs := *flow.Spec
-	fs.Topology.PFCStorms = []scenario.PFCStorm{{}}
-	flow.Spec = &fs
-	if err := Check(flow); err == nil || !strings.Contains(err.Error(), "sim.engine flow: a PFC storm") {
-		t.Errorf("flow engine, a job it cannot express: %v", err)
+	// A flow-engine job the flow engine cannot express is refused as run
+	// refuses it, with or without a setting that needs a build.
+	for _, forwarding := range []string{"ecmp", "te"} {
+		flow := jobs(t, base+"switch: {forwarding: "+forwarding+"}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow}\n")[0]
+		fs := *flow.Spec
+		fs.Topology.PFCStorms = []scenario.PFCStorm{{}}
+		flow.Spec = &fs
+		if err := Check(flow); err == nil || !strings.Contains(err.Error(), "sim.engine flow: a PFC storm") {
+			t.Errorf("%s, flow engine, a PFC storm: %v", forwarding, err)
+		}
+		fs.Topology.PFCStorms, fs.Probes = nil, []scenario.Probe{{}}
+		if err := Check(flow); err == nil || !strings.Contains(err.Error(), "sim.engine flow: probes are paced UDP streams") {
+			t.Errorf("%s, flow engine, probes: %v", forwarding, err)
+		}
+		if _, err := Run(context.Background(), flow, nil); err == nil || !strings.Contains(err.Error(), "probes") {
+			t.Errorf("%s, flow engine, probes: run %v, want refused as Check refuses", forwarding, err)
+		}
 	}
 }
 

@@ -223,7 +223,7 @@ discarded.`,
 				}
 				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", path, plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
 				a.printNotes(p, false)
-				a.printDeadlockWarnings(path, p)
+				a.printDeadlockWarnings(path, p, false)
 			}
 			if bad > 0 {
 				return &exitErr{exitError, ""} // each error is printed above
@@ -334,8 +334,9 @@ var maxCycleWarnings = 3
 // the data size changes no route) for cyclic buffer dependencies
 // (routecheck) where PFC is on and the routes could have any, and prints
 // a warning per cycle on stderr, once per line; a check that could not
-// run, or stopped short, is a note.
-func (a *app) printDeadlockWarnings(path string, p *plan) {
+// run, or stopped short, is a note. onHosts is run --engine hosts, where
+// no job runs on a simulator.
+func (a *app) printDeadlockWarnings(path string, p *plan, onHosts bool) {
 	done := map[int]bool{}
 	seen := map[string]bool{}
 	say := func(format string, args ...any) {
@@ -346,10 +347,11 @@ func (a *app) printDeadlockWarnings(path string, p *plan) {
 		}
 	}
 	// A variant whose jobs all run on the flow engine, which models no
-	// PFC, cannot show a deadlock its routes allow: its warning says so.
+	// pause frames, cannot show a deadlock its routes allow: its warning
+	// says so.
 	packet := map[int]bool{}
 	for _, j := range p.Jobs {
-		if name, _ := engines.For(j); name != engines.Flow {
+		if name, _ := engines.For(j); name != engines.Flow || onHosts {
 			packet[j.VariantIndex] = true
 		}
 	}
@@ -367,7 +369,7 @@ func (a *app) printDeadlockWarnings(path string, p *plan) {
 		}
 		unseen := ""
 		if !packet[j.VariantIndex] {
-			unseen = " (its jobs run on the flow engine, which does not model PFC and cannot show the deadlock; sim.engine packet can)"
+			unseen = " (the jobs run on the flow engine, which models no pause frames and cannot deadlock; sim.engine packet, or under auto a higher sim.flow_above, can show it)"
 		}
 		r, err := routecheck.Check(j)
 		if err != nil {
@@ -577,7 +579,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	// that fit sim.memory_limit, as the check builds the route tables (the
 	// jobs that do not are refused by their own build, before it allocates).
 	if !f.quiet && checkJobsFit(p) == nil {
-		a.printDeadlockWarnings(path, p)
+		a.printDeadlockWarnings(path, p, f.engine == "hosts")
 	}
 	if f.queue {
 		return a.runQueued(ctx, path, p, f) // queue_cmds.go

@@ -118,30 +118,66 @@ func TestRunDeadlockWarning(t *testing.T) {
 	}
 }
 
-// On the flow engine, which models no PFC, the warning says the run
-// cannot show the deadlock; a variant with a job on the packet engine
-// (auto, below sim.flow_above) gets the plain warning.
+// On the flow engine, which models no pause frames, the warning says the
+// run cannot show the deadlock; a variant with one job on the packet
+// engine (auto, a size below sim.flow_above) gets the plain warning.
 func TestDeadlockWarningUnderTheFlowEngine(t *testing.T) {
+	const unseen = " (the jobs run on the flow engine, which models no pause frames and cannot deadlock; sim.engine packet, or under auto a higher sim.flow_above, can show it)"
+	validate := func(t *testing.T, path string, sets ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args := []string{"validate", path}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		if code := newApp(&stdout, &stderr).execute(context.Background(), args); code != 0 {
+			t.Fatalf("%v: exit %d: %s", sets, code, stderr.String())
+		}
+		return stderr.String()
+	}
 	path := "../../examples/pfc-deadlock.yaml"
-	const cycle = "routes can deadlock under PFC: cycle leaf0→spine0 → spine0→leaf1 → leaf1→spine1 → spine1→leaf0 (priority 3)"
+	warning := "fabriclab: " + path + ": warning: variant bounced: routes can deadlock under PFC: cycle leaf0→spine0 → spine0→leaf1 → leaf1→spine1 → spine1→leaf0 (priority 3)"
 	for _, tc := range []struct {
 		sets   []string
 		suffix string
 	}{
-		{[]string{"sim.engine=flow"}, " (its jobs run on the flow engine, which does not model PFC and cannot show the deadlock; sim.engine packet can)\n"},
-		{[]string{"sim.engine=auto", "sim.flow_above=1KiB"}, " (its jobs run on the flow engine, which does not model PFC and cannot show the deadlock; sim.engine packet can)\n"},
-		{[]string{"sim.engine=auto", "sim.flow_above=1TiB"}, "\n"},
+		{[]string{"sim.engine=flow"}, unseen},
+		{[]string{"sim.engine=auto", "sim.flow_above=1KiB"}, unseen},
+		{[]string{"sim.engine=auto", "sim.flow_above=1TiB"}, ""},
 	} {
-		var stdout, stderr bytes.Buffer
-		args := []string{"validate", path}
-		for _, s := range tc.sets {
-			args = append(args, "--set", s)
+		if got, want := validate(t, path, tc.sets...), warning+tc.suffix+"\n"; got != want {
+			t.Errorf("%v: stderr = %q, want %q", tc.sets, got, want)
 		}
-		if code := newApp(&stdout, &stderr).execute(context.Background(), args); code != 0 {
-			t.Fatalf("%v: exit %d: %s", tc.sets, code, stderr.String())
-		}
-		if want := "fabriclab: " + path + ": warning: variant bounced: " + cycle + tc.suffix; stderr.String() != want {
-			t.Errorf("%v: stderr = %q, want %q", tc.sets, stderr.String(), want)
+	}
+
+	// Two sizes of one variant: the smaller below sim.flow_above runs on
+	// the packet engine, which can show the deadlock.
+	dir := t.TempDir()
+	two := filepath.Join(dir, "two.yaml")
+	y := `name: two-failures
+topology:
+  kind: leaf-spine
+  hosts: 8
+  hosts_per_leaf: 2
+  spines: 2
+  convergence: 20us
+  failures:
+    - {from: leaf0, to: spine0, at: 0}
+    - {from: leaf1, to: spine1, at: 100us}
+workload: {kind: alltoall, sizes: {list: [1MiB, 2MiB]}}
+sim: {engine: auto}
+`
+	if err := os.WriteFile(two, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := "fabriclab: " + two + ": warning: routes can deadlock under PFC: cycle leaf2→spine0 → spine0→leaf3 → leaf3→spine1 → spine1→leaf2 (priority 3) from 120us, with leaf0–spine0, leaf1–spine1 down"
+	for _, tc := range []struct {
+		above  string
+		suffix string
+	}{{"2MiB", ""}, {"1MiB", unseen}} {
+		got := validate(t, two, "sim.flow_above="+tc.above)
+		if line, _, _ := strings.Cut(got, "\n"); line != first+tc.suffix {
+			t.Errorf("flow_above %s: first line %q, want %q", tc.above, line, first+tc.suffix)
 		}
 	}
 }

@@ -27,11 +27,11 @@ func TestValidateBuildsWhatOnlyABuildChecks(t *testing.T) {
 		if code != 1 || out != "" {
 			t.Fatalf("exit %d, stdout %q; want 1 and nothing", code, out)
 		}
-		want := "sim.telemetry.flows[0]: there is no flow 31 (this job's flows are 0 to 30"
-		if !strings.Contains(errOut, want) || !strings.Contains(errOut, "incast.yaml") {
-			t.Errorf("stderr %q, want the file and %q", errOut, want)
+		want := "fabriclab: " + incast + ": pfc 64KiB: sim.telemetry.flows[0]: there is no flow 31 (this job's flows are 0 to 30: the id of run --flows' records)\n"
+		if errOut != want {
+			t.Errorf("stderr %q, want %q", errOut, want)
 		}
-		// The last flow is one.
+		// Flow 30, the last, is accepted.
 		if code, out, errOut := validate(t, incast, "--set", "sim.telemetry={interval: 10us, flows: [30]}"); code != 0 || !strings.Contains(out, ": ok (") {
 			t.Errorf("flow 30: exit %d, stdout %q, stderr %q", code, out, errOut)
 		}

@@ -38,9 +38,12 @@ var state struct {
 	checked bool   // the environment and the kernel's setting have been read
 	done    uint64 // mapped memory when the heap was last advised
 	sample  []metrics.Sample
-	// collapsed are the ranges already folded into huge pages, sorted
-	// and disjoint: each call collapses only what the heap added since.
+	// collapsed are the ranges already folded into huge pages (or given
+	// up on), sorted and disjoint: each call collapses only what the heap
+	// added since, and what an earlier call could not fold for want of
+	// huge pages (retries of those so far).
 	collapsed []span
+	retries   int
 }
 
 // span is an address range [lo, hi).
@@ -88,7 +91,7 @@ func due(mapped, done uint64) bool {
 func reset() {
 	state.Lock()
 	defer state.Unlock()
-	state.off, state.checked, state.done, state.collapsed = false, false, 0, nil
+	state.off, state.checked, state.done, state.collapsed, state.retries = false, false, 0, nil, 0
 }
 
 // madviseMode reports whether the kernel's transparent huge page setting

@@ -71,11 +71,7 @@ func advise() bool {
 		// holds the process's memory map meanwhile. Best effort (it
 		// needs free huge pages): a span the kernel could not fold for
 		// want of them is tried again when the heap has grown.
-		for _, u := range uncovered(span{lo, hi}, state.collapsed) {
-			if !retryCollapse(madvise(u.lo, u.hi-u.lo, unix.MADV_COLLAPSE)) {
-				state.collapsed = addSpan(state.collapsed, u)
-			}
-		}
+		collapseNew(lo, hi, func(lo, n uintptr) unix.Errno { return madvise(lo, n, unix.MADV_COLLAPSE) })
 	}
 	return true
 }
@@ -151,8 +147,6 @@ func parseMapping(line []byte) (mapping, bool) {
 	return mapping{uintptr(a), uintptr(b), perms == "rw-p"}, true
 }
 
-// madvise on a range given by address: the memory is never read or written
-// through Go, so no pointer to it is made.
 // retryCollapse says whether MADV_COLLAPSE's result e leaves its span to
 // be tried again: EAGAIN and ENOMEM mean no huge page could be had just
 // then. Success, and EINVAL from a kernel without MADV_COLLAPSE (before
@@ -162,6 +156,28 @@ func retryCollapse(e unix.Errno) bool {
 	return e == unix.EAGAIN || e == unix.ENOMEM
 }
 
+// maxCollapseRetries bounds how many times, over the process, a span the
+// kernel could not collapse for want of huge pages is left to be tried
+// again: each try makes the kernel compact memory on the simulating
+// goroutine.
+const maxCollapseRetries = 3
+
+// collapseNew collapses (collapse: MADV_COLLAPSE on a range) the parts of
+// [lo, hi) not collapsed before, and records each as done, but for one
+// the kernel had no huge pages for just then (retryCollapse), which a
+// later call tries again, maxCollapseRetries times at most.
+func collapseNew(lo, hi uintptr, collapse func(lo, n uintptr) unix.Errno) {
+	for _, u := range uncovered(span{lo, hi}, state.collapsed) {
+		if retryCollapse(collapse(u.lo, u.hi-u.lo)) && state.retries < maxCollapseRetries {
+			state.retries++
+			continue
+		}
+		state.collapsed = addSpan(state.collapsed, u)
+	}
+}
+
+// madvise on a range given by address: the memory is never read or written
+// through Go, so no pointer to it is made.
 func madvise(addr, n uintptr, advice int) unix.Errno {
 	_, _, e := unix.Syscall(unix.SYS_MADVISE, addr, n, uintptr(advice))
 	return e

@@ -157,11 +157,45 @@ func TestMaintainOff(t *testing.T) {
 }
 
 // A span the kernel could not collapse for want of huge pages is tried
-// again later; success and a kernel without MADV_COLLAPSE are final.
-func TestRetryCollapse(t *testing.T) {
+// again by a later call, maxCollapseRetries times at most over the
+// process; success and a kernel without MADV_COLLAPSE are final.
+func TestCollapseRetries(t *testing.T) {
 	for e, want := range map[unix.Errno]bool{0: false, unix.EAGAIN: true, unix.ENOMEM: true, unix.EINVAL: false, unix.EPERM: false} {
 		if got := retryCollapse(e); got != want {
 			t.Errorf("retryCollapse(%v) = %v, want %v", e, got, want)
 		}
+	}
+	reset()
+	defer reset()
+	const mb = 1 << 20
+	var tried []span
+	answer := func(e unix.Errno) func(lo, n uintptr) unix.Errno {
+		return func(lo, n uintptr) unix.Errno {
+			tried = append(tried, span{lo, lo + n})
+			return e
+		}
+	}
+	collapseNew(2*mb, 6*mb, answer(unix.EAGAIN)) // no huge pages now
+	if len(state.collapsed) != 0 || state.retries != 1 {
+		t.Fatalf("after EAGAIN: collapsed %v, retries %d", state.collapsed, state.retries)
+	}
+	collapseNew(2*mb, 8*mb, answer(0)) // grown: the old span and the new part, at once
+	if want := []span{{2 * mb, 8 * mb}}; !slices.Equal(state.collapsed, want) || !slices.Equal(tried, []span{{2 * mb, 6 * mb}, {2 * mb, 8 * mb}}) {
+		t.Fatalf("after success: collapsed %v, tried %v", state.collapsed, tried)
+	}
+	collapseNew(2*mb, 8*mb, answer(unix.EAGAIN)) // nothing new: not tried
+	if len(tried) != 2 {
+		t.Fatalf("a collapsed span tried again: %v", tried)
+	}
+	collapseNew(8*mb, 10*mb, answer(unix.EINVAL)) // no MADV_COLLAPSE: final
+	if want := []span{{2 * mb, 10 * mb}}; !slices.Equal(state.collapsed, want) || state.retries != 1 {
+		t.Fatalf("after EINVAL: collapsed %v, retries %d", state.collapsed, state.retries)
+	}
+	for k := 0; k < maxCollapseRetries+2; k++ {
+		collapseNew(10*mb, 12*mb, answer(unix.ENOMEM))
+	}
+	// Two more retries (three in all), then given up on.
+	if want := []span{{2 * mb, 12 * mb}}; !slices.Equal(state.collapsed, want) || state.retries != maxCollapseRetries || len(tried) != 3+maxCollapseRetries {
+		t.Fatalf("after ENOMEM: collapsed %v, retries %d, %d tries", state.collapsed, state.retries, len(tried))
 	}
 }
