@@ -2,6 +2,7 @@ package fabric_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"fabriclab/fabric"
@@ -35,6 +36,9 @@ type testHost struct {
 	got []rx
 	// ints are the telemetry records of the packets received with one.
 	ints []fabric.INTRecord
+	// idle: Idle is true once every template is sent (a test that adds
+	// templates later kicks the port).
+	idle bool
 }
 
 type rx struct {
@@ -59,6 +63,8 @@ func (h *testHost) Receive(p *fabric.Packet, in *fabric.Port) {
 	}
 	h.net.Consume(p)
 }
+
+func (h *testHost) Idle() bool { return h.idle && h.sent == len(h.send) }
 
 func (h *testHost) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 	if pt != h.port {
@@ -965,5 +971,72 @@ func TestFailedLinkKeepsReservedFrameEnd(t *testing.T) {
 	}
 	if c := b.net.Balance(); !c.OK || b.net.DroppedPackets != 2 {
 		t.Fatalf("conservation %+v, %d dropped, want 2", c, b.net.DroppedPackets)
+	}
+}
+
+// A host port whose feeder is idle reserves its frame's end instead of
+// scheduling it, and schedules it in its place when a packet is queued
+// behind the frame or the feeder kicks the port: every packet goes and
+// arrives exactly when it did with every end scheduled, the pauses too,
+// and fewer events run. Two 400G senders into a 100G host pause under
+// PFC; during a frame whose end may be reserved, one sender gets a packet
+// more (added, then the port kicked, as a NIC's wake does) and the other
+// has an ACK queued (as a NIC's control packet is).
+func TestIdleFeederReservesFrameEnds(t *testing.T) {
+	type outcome struct {
+		got    [3][]rx
+		grants [3][]sim.Time
+		paused [3]float64
+		end    sim.Time
+		events uint64
+	}
+	run := func(idle bool) outcome {
+		b := newStar(pfcConfig(10*mtuW, 5*mtuW), us, g400, g400, g100)
+		for _, h := range b.hosts {
+			h.idle = idle
+		}
+		b.hosts[0].queue(2, 40, mtuW, 3)
+		b.hosts[1].queue(2, 25, mtuW, 3)
+		kicked, acked := false, false
+		for k := 1; k < 3000; k++ {
+			b.s.At(sim.Time(k)*t400/3, handlerFunc(func(sim.Time) {
+				h0, h1 := b.hosts[0], b.hosts[1]
+				if !kicked && h0.sent == len(h0.send) && h0.port.Busy() {
+					kicked = true
+					h0.queue(2, 1, 64, 3)
+					h0.port.Kick()
+				}
+				if !acked && h1.sent == len(h1.send) && h1.port.Busy() {
+					acked = true
+					p := b.net.Pool.Get()
+					*p = fabric.Packet{Kind: fabric.Ack, Prio: 6, Wire: 84, Src: 1, Dst: 0}
+					h1.port.Enqueue(p)
+				}
+			}), 0)
+		}
+		b.start()
+		b.s.Run(-1)
+		if !kicked || !acked {
+			t.Fatalf("idle %v: kicked %v, acked %v: no frame was caught", idle, kicked, acked)
+		}
+		b.checkEnd(t)
+		var o outcome
+		for i, h := range b.hosts {
+			o.got[i], o.grants[i] = h.got, h.grants
+			o.paused[i] = h.port.Counters(b.s.Now()).PFCPausedS
+		}
+		o.end, o.events = b.s.Now(), b.s.Executed
+		return o
+	}
+	always, reserved := run(false), run(true)
+	if len(always.got[2]) != 66 || len(always.got[0]) != 1 || always.paused[0] == 0 {
+		t.Fatalf("the scenario: %d packets to host 2, %d to host 0, host 0 paused %g s", len(always.got[2]), len(always.got[0]), always.paused[0])
+	}
+	if reserved.events >= always.events {
+		t.Errorf("%d events with idle feeders, %d without: no frame end was reserved", reserved.events, always.events)
+	}
+	reserved.events = always.events
+	if !reflect.DeepEqual(always, reserved) {
+		t.Errorf("idle feeders changed the run:\n%+v\nagainst\n%+v", reserved, always)
 	}
 }

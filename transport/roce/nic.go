@@ -309,6 +309,12 @@ func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 	return nil
 }
 
+// Idle implements fabric.Feeder: with no QP in the round-robin and
+// none waiting for its rate limiter, Pull finds nothing and changes
+// nothing. A QP gets into either only through activate, which kicks the
+// port, or through Pull itself.
+func (n *NIC) Idle() bool { return n.active.Len() == 0 && n.waiting.len() == 0 }
+
 // allSent reports whether q has sent every packet posted to it (a
 // rewind may make it send some again).
 func (q *sendQP) allSent() bool {

@@ -272,6 +272,11 @@ func (n *NIC) activate(q *sconn) {
 	n.Port.Kick()
 }
 
+// Idle implements fabric.Feeder: never, so the port pulls at every
+// frame's end (what Pull may do with nothing to send is not worked out
+// here).
+func (n *NIC) Idle() bool { return false }
+
 // Pull implements fabric.Feeder: the next data segment, round-robin over
 // the connections whose window allows one; nothing while the data class is
 // paused by PFC.

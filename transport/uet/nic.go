@@ -164,6 +164,11 @@ func (n *NIC) activate(q *sendConn) {
 	n.Port.Kick()
 }
 
+// Idle implements fabric.Feeder: never, so the port pulls at every
+// frame's end (what Pull may do with nothing to send is not worked out
+// here).
+func (n *NIC) Idle() bool { return false }
+
 // Pull implements fabric.Feeder: the next data packet, round-robin over
 // the connections that may send.
 func (n *NIC) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
