@@ -23,7 +23,8 @@ type Node interface {
 //
 // Idle reports whether Pull would return nil now and change nothing, and
 // will go on doing so until the feeder calls Port.Kick (false is always
-// safe). A host port whose frame leaves its queues empty and its feeder
+// safe). A pause of the port's priority is not idleness: a resume during
+// a frame whose end was only reserved pulls nothing at the end. A host port whose frame leaves its queues empty and its feeder
 // idle does not schedule the frame's end, as a switch port with nothing
 // queued does not: it reserves the end's place and schedules it only if
 // a packet is queued or the feeder kicks the port before then, since at

@@ -334,7 +334,8 @@ func TestActiveQPsKeepARateLimitedQPsSlot(t *testing.T) {
 }
 
 // Switch ports reserve the end of a frame with nothing queued behind it
-// instead of scheduling it (fabric.Port), and schedule the reservations
+// instead of scheduling it (fabric.Port), as host ports do when their NIC
+// is idle (Feeder.Idle), and schedule the reservations
 // when the scheduler renumbers its insertion numbers. A run that
 // renumbers every few insertions is the same run: the same
 // deliveries at the same times, the same counters (only a few more
