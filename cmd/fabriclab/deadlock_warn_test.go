@@ -53,15 +53,9 @@ func TestValidateDeadlockWarning(t *testing.T) {
 	}
 }
 
-// A file without variants names no variant; past maxCycleWarnings cycles
-// the rest are counted. Two links down on a leaf-spine of two spines make
-// the shortest paths bounce through leaves: two cycles, one each way.
-func TestValidateDeadlockWarningsCounted(t *testing.T) {
-	defer func(n int) { maxCycleWarnings = n }(maxCycleWarnings)
-	maxCycleWarnings = 1
-	dir := t.TempDir()
-	path := filepath.Join(dir, "two.yaml")
-	y := `name: two-failures
+// twoFailures is a leaf-spine of two spines with a link of each down:
+// the shortest paths then bounce through leaves, two cycles, one each way.
+const twoFailures = `name: two-failures
 topology:
   kind: leaf-spine
   hosts: 8
@@ -73,6 +67,16 @@ topology:
     - {from: leaf1, to: spine1, at: 100us}
 workload: {kind: alltoall, sizes: {list: [1MiB, 2MiB]}}
 `
+
+// A file without variants names no variant; past maxCycleWarnings cycles
+// the rest are counted. Two links down on a leaf-spine of two spines make
+// the shortest paths bounce through leaves: two cycles, one each way.
+func TestValidateDeadlockWarningsCounted(t *testing.T) {
+	defer func(n int) { maxCycleWarnings = n }(maxCycleWarnings)
+	maxCycleWarnings = 1
+	dir := t.TempDir()
+	path := filepath.Join(dir, "two.yaml")
+	y := twoFailures
 	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -154,19 +158,7 @@ func TestDeadlockWarningUnderTheFlowEngine(t *testing.T) {
 	// the packet engine, which can show the deadlock.
 	dir := t.TempDir()
 	two := filepath.Join(dir, "two.yaml")
-	y := `name: two-failures
-topology:
-  kind: leaf-spine
-  hosts: 8
-  hosts_per_leaf: 2
-  spines: 2
-  convergence: 20us
-  failures:
-    - {from: leaf0, to: spine0, at: 0}
-    - {from: leaf1, to: spine1, at: 100us}
-workload: {kind: alltoall, sizes: {list: [1MiB, 2MiB]}}
-sim: {engine: auto}
-`
+	y := twoFailures + "sim: {engine: auto}\n"
 	if err := os.WriteFile(two, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
