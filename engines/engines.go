@@ -114,8 +114,8 @@ func needsBuild(spec *scenario.Scenario) bool {
 // flow engine holds the same DAG, plan and connections and less per
 // connection (a 1,024-rank all-to-all on a k=16 fat-tree: a peak heap of
 // 1.05 GiB, sampled through the run, against 1.15 estimated), so the
-// check errs on the safe side. A job the estimate
-// cannot count is left to the build, which says why.
+// check errs on the safe side. A job the estimate cannot count is left to
+// the build, which says why.
 func fitsMemory(job scenario.Job) error {
 	e, err := lab.EstimateMemory(job)
 	if err != nil {

@@ -24,12 +24,14 @@ type Node interface {
 // Idle reports whether Pull would return nil now and change nothing, and
 // will go on doing so until the feeder calls Port.Kick (false is always
 // safe). A pause of the port's priority is not idleness: a resume during
-// a frame whose end was only reserved pulls nothing at the end. A host port whose frame leaves its queues empty and its feeder
-// idle does not schedule the frame's end, as a switch port with nothing
-// queued does not: it reserves the end's place and schedules it only if
-// a packet is queued or the feeder kicks the port before then, since at
-// the end it would only have pulled nothing (two thirds of WebSearch's
-// host frame ends were such).
+// a frame whose end was only reserved pulls nothing at the end.
+//
+// A host port whose frame leaves its queues empty and its feeder idle
+// does not schedule the frame's end, as a switch port with nothing queued
+// does not: it reserves the end's place and schedules it only if a packet
+// is queued or the feeder kicks the port before then, since at the end it
+// would only have pulled nothing (two thirds of WebSearch's host frame
+// ends were such).
 type Feeder interface {
 	Pull(now sim.Time, pt *Port) *Packet
 	Idle() bool
