@@ -165,9 +165,7 @@ func TestIdleChangesNothing(t *testing.T) {
 					cfg.AcceptOutOfOrder = accept
 					cfg.RTO = 100 * units.Microsecond
 					sw := &fabric.SwitchConfig{Buffer: 200_000, MaxPacketWire: 4178}
-					r := fabrictest.New(t, 1, fabrictest.LeafSpine(7, 7, 1, link400, link400, sw))
-					tr := New(r.Net, cfg)
-					fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
+					r, tr := rigOn(t, 7, sw, cfg)
 					for s := 1; s <= 6; s++ {
 						r.SendAt(sim.Time(s)*37*units.Nanosecond, s, 0, int32(s), 1<<20)
 					}
@@ -180,12 +178,8 @@ func TestIdleChangesNothing(t *testing.T) {
 					cfg := nicConfig(dq)
 					cfg.ActiveQPs, cfg.Burst = c.slots, c.burst
 					cfg.MaxInflight = 64 << 10
-					sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 512 << 10, XON: 504 << 10, MaxPacketWire: 4178,
-						ECN: true, KMin: 20_000, KMax: 200_000, PMax: 0.2}
-					sw.Lossless[3] = true
-					r := fabrictest.New(t, 1, fabrictest.LeafSpine(6, 6, 1, link400, link400, sw))
-					tr := New(r.Net, cfg)
-					fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
+					sw := pfcECN(512<<10, 504<<10)
+					r, tr := rigOn(t, 6, sw, cfg)
 					rng := sim.NewRNG(3, "ab")
 					m := int32(0)
 					for s := 0; s < 6; s++ {
@@ -205,12 +199,8 @@ func TestIdleChangesNothing(t *testing.T) {
 				dq, _ := Preset("tuned-final")
 				cfg := nicConfig(dq)
 				cfg.ActiveQPs, cfg.Burst = 1, 2
-				sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 40 << 10, XON: 30 << 10, MaxPacketWire: 4178,
-					ECN: true, KMin: 20_000, KMax: 200_000, PMax: 0.2}
-				sw.Lossless[3] = true
-				r := fabrictest.New(t, 1, fabrictest.LeafSpine(5, 5, 1, link400, link400, sw))
-				tr := New(r.Net, cfg)
-				fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
+				sw := pfcECN(40<<10, 30<<10)
+				r, tr := rigOn(t, 5, sw, cfg)
 				for s := 1; s <= 4; s++ {
 					r.Send(s, 0, int32(s), 1<<20)
 					r.SendAt(sim.Time(s)*2*units.Microsecond, s, (s%4)+1, int32(10+s), 30_000)
@@ -229,9 +219,7 @@ func TestIdleChangesNothing(t *testing.T) {
 				cfg.HPCC = *hpccParams()
 				sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 512 << 10, XON: 504 << 10, MaxPacketWire: 4178}
 				sw.Lossless[3] = true
-				r := fabrictest.New(t, 1, fabrictest.LeafSpine(5, 5, 1, link400, link400, sw))
-				tr := New(r.Net, cfg)
-				fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
+				r, tr := rigOn(t, 5, sw, cfg)
 				for s := 1; s <= 4; s++ {
 					r.SendAt(sim.Time(s)*300*units.Nanosecond, s, 0, int32(s), 1<<19)
 					r.SendAt(sim.Time(s)*5*units.Microsecond, 0, s, int32(10+s), 20_000)
@@ -242,9 +230,7 @@ func TestIdleChangesNothing(t *testing.T) {
 				cfg := nicConfig(DCQCNParams{})
 				cfg.RTO = 50 * units.Microsecond
 				sw := &fabric.SwitchConfig{Buffer: 32 << 20, MaxPacketWire: 4178}
-				r := fabrictest.New(t, 1, fabrictest.LeafSpine(4, 4, 1, link400, link400, sw))
-				tr := New(r.Net, cfg)
-				fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
+				r, tr := rigOn(t, 4, sw, cfg)
 				r.Send(1, 0, 1, 1<<18)
 				r.Send(2, 0, 2, 1<<18)
 				r.SendAt(3*units.Microsecond, 1, 3, 3, 9000)
@@ -261,4 +247,13 @@ func TestIdleChangesNothing(t *testing.T) {
 			}), drv.f)
 		}
 	}
+}
+
+// pfcECN is a 32 MiB switch with PFC on priority 3 at xoff/xon and ECN
+// marking between 20 and 200 KB.
+func pfcECN(xoff, xon int64) *fabric.SwitchConfig {
+	sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: xoff, XON: xon, MaxPacketWire: 4178,
+		ECN: true, KMin: 20_000, KMax: 200_000, PMax: 0.2}
+	sw.Lossless[3] = true
+	return sw
 }

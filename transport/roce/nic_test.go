@@ -30,6 +30,13 @@ func rig(t testing.TB, hosts int, cfg Config) (*fabrictest.Rig, *Transport) {
 	t.Helper()
 	sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 512 << 10, XON: 504 << 10, MaxPacketWire: 4178}
 	sw.Lossless[3] = true
+	return rigOn(t, hosts, sw, cfg)
+}
+
+// rigOn builds hosts on one leaf of switch configuration sw, with RoCE
+// (cfg) on every host and one QP per host pair.
+func rigOn(t testing.TB, hosts int, sw *fabric.SwitchConfig, cfg Config) (*fabrictest.Rig, *Transport) {
+	t.Helper()
 	r := fabrictest.New(t, 1, fabrictest.LeafSpine(hosts, hosts, 1, link400, link400, sw))
 	tr := New(r.Net, cfg)
 	fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
