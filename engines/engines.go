@@ -53,14 +53,7 @@ func Run(ctx context.Context, job scenario.Job, progress engine.Progress) (metri
 	if name != Flow {
 		return lab.Run(ctx, job, progress)
 	}
-	if ok, why := supports(job); !ok {
-		var r metrics.SizeResult
-		r.SizeBytes, r.Engine = int64(job.Size), Flow
-		err := fmt.Errorf("sim.engine flow: %s; use sim.engine packet or auto", why)
-		r.Error = err.Error()
-		return r, err
-	}
-	if err := fitsMemory(job); err != nil {
+	if err := flowRefusal(job); err != nil {
 		var r metrics.SizeResult
 		r.SizeBytes, r.Engine, r.Error = int64(job.Size), Flow, err.Error()
 		return r, err
@@ -72,7 +65,8 @@ func Run(ctx context.Context, job scenario.Job, progress engine.Progress) (metri
 
 // Check refuses what run would refuse when it builds job, without
 // running it. A job on the flow engine must be one the flow engine can
-// express (a cheap check, made for every job). A job with settings that
+// express, within sim.memory_limit (flowRefusal: cheap, made for every
+// such job). A job with settings that
 // only a build can check — traffic engineering's equal-cost paths
 // (switch.forwarding: te, at most 4,096 per host pair) and
 // sim.telemetry.flows' ids, which name messages of the compiled workload —
@@ -85,8 +79,8 @@ func Check(job scenario.Job) error {
 	}
 	name, _ := For(job)
 	if name == Flow {
-		if ok, why := supports(job); !ok {
-			return fmt.Errorf("sim.engine flow: %s; use sim.engine packet or auto", why)
+		if err := flowRefusal(job); err != nil {
+			return err
 		}
 	}
 	if !needsBuild(job.Spec) {
@@ -94,9 +88,6 @@ func Check(job scenario.Job) error {
 	}
 	var eng engine.Engine = lab.Engine{} // its build checks the memory estimate itself
 	if name == Flow {
-		if err := fitsMemory(job); err != nil {
-			return err
-		}
 		eng = fluid.Engine{}
 	}
 	_, err := eng.Plan(job, plan.Together)
@@ -106,6 +97,16 @@ func Check(job scenario.Job) error {
 // needsBuild reports whether spec has a setting that Check builds to check.
 func needsBuild(spec *scenario.Scenario) bool {
 	return spec.Switch.Forwarding == "te" || len(spec.Sim.Telemetry.Flows.List) > 0
+}
+
+// flowRefusal is why the flow engine would refuse job before building
+// it: a job it cannot express (supports), or one above sim.memory_limit
+// (fitsMemory); nil if it would build it.
+func flowRefusal(job scenario.Job) error {
+	if ok, why := supports(job); !ok {
+		return fmt.Errorf("sim.engine flow: %s; use sim.engine packet or auto", why)
+	}
+	return fitsMemory(job)
 }
 
 // fitsMemory refuses a flow-engine job whose build would not fit
