@@ -94,6 +94,32 @@ func Check(job scenario.Job) error {
 	return err
 }
 
+// Fits refuses, as a build of job would, a job whose workload cannot be
+// compiled or whose estimated memory is above its sim.memory_limit
+// (lab.EstimateMemory counts messages without building).
+func Fits(job scenario.Job) error {
+	if job.Spec == nil {
+		return nil
+	}
+	e, err := lab.EstimateMemory(job)
+	if err == nil {
+		err = e.Check(int64(job.Spec.Sim.MemoryLimit))
+	}
+	return err
+}
+
+// Accept is what every way in — validate, submit (run --queue) and the web
+// server's launch page — refuses before it takes a job: a job that does
+// not fit (Fits), then what only a build finds (Check, within the
+// memory limit just checked). A job it accepts fails only on what a run
+// alone can find.
+func Accept(job scenario.Job) error {
+	if err := Fits(job); err != nil {
+		return err
+	}
+	return Check(job)
+}
+
 // needsBuild reports whether spec has a setting that Check builds to check.
 func needsBuild(spec *scenario.Scenario) bool {
 	return spec.Switch.Forwarding == "te" || len(spec.Sim.Telemetry.Flows.List) > 0

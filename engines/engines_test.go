@@ -129,6 +129,25 @@ func TestCheckBuildsOnlyWhatNeedsIt(t *testing.T) {
 	}
 }
 
+// Accept is Fits, then Check: a packet-engine job without a setting that
+// needs a build is not built (Check passes it), but one above
+// sim.memory_limit is refused all the same, as its build would refuse it.
+func TestAcceptChecksTheMemoryLimitOfEveryJob(t *testing.T) {
+	big := jobs(t, base+"workload: {kind: alltoall, message_size: 1KiB, sizes: {list: [256MiB]}}\nsim: {memory_limit: 1MiB}\n")[0]
+	if err := Check(big); err != nil {
+		t.Fatalf("Check: %v, want no build and no refusal", err)
+	}
+	for name, f := range map[string]func(scenario.Job) error{"Fits": Fits, "Accept": Accept} {
+		if err := f(big); err == nil || !strings.Contains(err.Error(), "more than sim.memory_limit=1MiB") {
+			t.Errorf("%s: %v, want the memory limit", name, err)
+		}
+	}
+	small := jobs(t, base+"workload: {kind: alltoall, sizes: {list: [1MiB]}}\n")[0]
+	if err := Accept(small); err != nil {
+		t.Errorf("a small job: %v", err)
+	}
+}
+
 // The flow engine refuses a job above sim.memory_limit before building
 // it, with the packet engine's estimate and words.
 func TestFlowEngineKeepsTheMemoryLimit(t *testing.T) {

@@ -535,9 +535,19 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if len(f.Jobs()) == 0 {
+	jobs := f.Jobs()
+	if len(jobs) == 0 {
 		back(http.StatusUnprocessableEntity, "the scenario has no jobs to run")
 		return
+	}
+	if s.cfg.Check != nil {
+		for _, j := range jobs {
+			if err := s.cfg.Check(j); err != nil {
+				msg := strings.ReplaceAll(oneLine(err.Error()), dir+string(filepath.Separator), "")
+				back(http.StatusUnprocessableEntity, runner.JobLabel(j)+": "+msg)
+				return
+			}
+		}
 	}
 	l := &launch{Name: nameOf(f, source), Source: source, file: f, text: []byte(text), sets: sets}
 	if !s.jobs.add(l) {

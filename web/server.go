@@ -43,6 +43,7 @@ import (
 
 	"fabriclab/queue"
 	"fabriclab/runner"
+	"fabriclab/scenario"
 	"fabriclab/store"
 )
 
@@ -60,6 +61,11 @@ type Config struct {
 	Token []byte
 	// Run runs one job of a launch (lab.Run for the packet engine).
 	Run runner.JobFunc
+	// Check, when set, refuses a launch whose jobs a build would refuse
+	// before the launch is accepted (engines.Accept in fabriclab serve: as
+	// validate does), so that the error is on the launch page rather than
+	// in every row.
+	Check func(scenario.Job) error
 	// ExamplesDir holds the scenario files the launch page offers; a
 	// pasted scenario's relative references resolve in it. "" = none.
 	ExamplesDir string

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"fabriclab/engine"
+	"fabriclab/engines"
 	"fabriclab/lab"
 	"fabriclab/metrics"
 	"fabriclab/queue"
@@ -257,6 +258,31 @@ func TestBadInput(t *testing.T) {
 	}
 	if code, _, _ = g.post("/launch", url.Values{"yaml": {fmt.Sprintf(flows, "flows.txt")}, "csrf": {g.csrf()}}); code != http.StatusSeeOther {
 		t.Errorf("a scenario reading the examples' flows.txt: %d", code)
+	}
+}
+
+// A launch whose jobs a build would refuse is refused on the launch page,
+// as validate refuses it (Config.Check: engines.Accept in fabriclab
+// serve), and nothing is queued or saved.
+func TestLaunchRefusesWhatABuildWould(t *testing.T) {
+	g := newRig(t, Config{Check: engines.Accept})
+	for _, c := range []struct{ sets, want string }{
+		{"sim.telemetry={interval: 10us, flows: [99]}", "first 64KiB: sim.telemetry.flows[0]: there is no flow 99"},
+		{"sim.memory_limit=1MiB\nworkload.message_size=1KiB\nworkload.sizes.list=[64KiB, 256MiB]", "first 256MiB: this job needs about"},
+	} {
+		code, body, _ := g.post("/launch", url.Values{"example": {"tiny.yaml"}, "sets": {c.sets}, "csrf": {g.csrf()}})
+		if code != http.StatusUnprocessableEntity || !strings.Contains(body, c.want) {
+			t.Errorf("%q: %d, want 422 and %q in\n%s", c.sets, code, c.want, body)
+		}
+	}
+	if g.s.jobs.get(1) != nil {
+		t.Error("a refused launch was queued")
+	}
+	if runs, err := g.st.Runs(store.Filter{}); err != nil || len(runs) != 0 {
+		t.Errorf("runs saved: %v %v", runs, err)
+	}
+	if code, _, _ := g.post("/launch", url.Values{"example": {"tiny.yaml"}, "sets": {"sim.telemetry={interval: 10us, flows: [11]}"}, "csrf": {g.csrf()}}); code != http.StatusSeeOther {
+		t.Errorf("flow 11, the last of 0..11: %d", code)
 	}
 }
 

@@ -211,10 +211,7 @@ discarded.`,
 					err = withPath(path, errors.New("no jobs (no variants or no data sizes)"))
 				}
 				if err == nil {
-					err = checkJobsFit(p)
-				}
-				if err == nil {
-					err = checkJobsBuild(p)
+					err = checkJobs(p)
 				}
 				if err != nil {
 					bad++
@@ -240,30 +237,23 @@ discarded.`,
 
 // checkJobsFit refuses, as run would when it builds them, a job whose
 // workload cannot be compiled or whose estimated memory is above its
-// sim.memory_limit (lab.EstimateMemory counts messages without building).
+// sim.memory_limit (engines.Fits).
 func checkJobsFit(p *plan) error {
-	for _, j := range p.Jobs {
-		if j.Spec == nil {
-			continue // a plan made by a test
-		}
-		e, err := lab.EstimateMemory(j)
-		if err == nil {
-			err = e.Check(int64(j.Spec.Sim.MemoryLimit))
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", JobLabel(j), err)
-		}
-	}
-	return nil
+	return checkEach(p, engines.Fits)
 }
 
-// checkJobsBuild builds and discards, as run would build them, the jobs
-// with settings that only a build checks (engines.Check: traffic
-// engineering's paths, sim.telemetry.flows' ids). Call it after
-// checkJobsFit, which keeps a build within sim.memory_limit.
-func checkJobsBuild(p *plan) error {
+// checkJobs refuses, before any job runs, every job that run would refuse
+// when it builds it (engines.Accept: checkJobsFit, then a build of the
+// jobs with settings that only a build checks: traffic engineering's
+// paths, sim.telemetry.flows' ids). validate and submit call it.
+func checkJobs(p *plan) error {
+	return checkEach(p, engines.Accept)
+}
+
+// checkEach is the first job's refusal by check, labelled with the job.
+func checkEach(p *plan, check func(scenario.Job) error) error {
 	for _, j := range p.Jobs {
-		if err := engines.Check(j); err != nil {
+		if err := check(j); err != nil {
 			return fmt.Errorf("%s: %w", JobLabel(j), err)
 		}
 	}

@@ -62,6 +62,11 @@ func dbDSN(flag string) (string, error) {
 // runQueued is `run --queue`: the run is saved as queued, its jobs go on
 // the queue, and with --wait this waits for the workers.
 func (a *app) runQueued(ctx context.Context, path string, p *plan, f runFlags) error {
+	// What a build would refuse is refused here, as validate refuses it,
+	// rather than in every worker's rows.
+	if err := checkJobs(p); err != nil {
+		return withPath(path, err)
+	}
 	dsn, err := dbDSN(f.db)
 	if err != nil {
 		return &exitErr{exitError, err.Error()}
@@ -300,7 +305,10 @@ func (a *app) submitCmd() *cobra.Command {
 	cmd := a.runCmd()
 	cmd.Use = "submit FILE"
 	cmd.Short = "Put a scenario's jobs on the job queue for workers (run --queue)"
-	cmd.Long = `submit is 'run --queue': it loads and checks a scenario as run does, saves
+	cmd.Long = `submit is 'run --queue': it loads and checks a scenario as validate does
+(a job whose build would fail, e.g. above sim.memory_limit or with a
+sim.telemetry.flows id the workload does not have, refuses the whole
+submission, before anything is queued), saves
 the run in the results database as queued and puts each of its jobs (variant ×
 sweep point × size) on the job queue in that database, for any number of
 'fabriclab worker' processes to run. A job carries the scenario text and every

@@ -365,3 +365,41 @@ func TestQueueSubmitAndCancel(t *testing.T) {
 		}
 	}
 }
+
+// submit refuses, as validate does, a scenario with a job that a build
+// would refuse, before anything is saved or queued: here a telemetry flow
+// id the workload does not have, and a job above sim.memory_limit.
+func TestSubmitRefusesWhatABuildWould(t *testing.T) {
+	dir := t.TempDir()
+	scen := writeQueueScenario(t, dir)
+	db := filepath.Join(dir, "q.db")
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := newApp(&out, &errOut).execute(context.Background(), args)
+		return code, out.String(), errOut.String()
+	}
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"sim.telemetry={interval: 10us, flows: [9999]}"}, "sim.telemetry.flows[0]: there is no flow 9999"},
+		// 128 MiB in 4 KiB messages: 1.8 M messages per job at 5 QPs.
+		{[]string{"sim.memory_limit=1MiB", "workload.message_size=4KiB"}, "more than sim.memory_limit=1MiB"},
+	} {
+		args := []string{"submit", scen, "--db", db}
+		for _, set := range c.sets {
+			args = append(args, "--set", set)
+		}
+		code, _, stderr := run(args...)
+		if code != exitError || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "queued as run") {
+			t.Errorf("--set %v: exit %d, stderr %q; want %d and %q", c.sets, code, stderr, exitError, c.want)
+		}
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the refused submissions opened the database: %v", err)
+	}
+	// The same scenario without the bad setting is queued.
+	if code, _, stderr := run("submit", scen, "--db", db); code != 0 || !strings.Contains(stderr, "queued as run 1:") {
+		t.Errorf("submit: exit %d\n%s", code, stderr)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"fabriclab/engines"
 	"fabriclab/hosts/inventory"
 	"fabriclab/queue"
 	"fabriclab/web"
@@ -80,7 +81,7 @@ files of --examples and the shared size distributions.`,
 			if err != nil {
 				return &exitErr{exitError, err.Error()}
 			}
-			s, err := web.New(web.Config{Store: st, Token: token, Run: a.runJob, ExamplesDir: examples,
+			s, err := web.New(web.Config{Store: st, Token: token, Run: a.runJob, Check: engines.Accept, ExamplesDir: examples,
 				Workers: workers, Parallel: parallel, Version: version, Log: a.stderr, Queue: q})
 			if err != nil {
 				ln.Close()
