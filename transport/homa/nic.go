@@ -291,10 +291,11 @@ func (n *NIC) Counters() metrics.Counters {
 	return metrics.Counters{Retransmits: int64(s.Retransmits), Timeouts: int64(s.Timeouts)}
 }
 
-// Idle implements fabric.Feeder: never, so the port pulls at every
-// frame's end (what Pull may do with nothing to send is not worked out
-// here).
-func (n *NIC) Idle() bool { return false }
+// Idle implements fabric.Feeder: the endpoint has no packet to send, so
+// Pull would return nothing and change nothing. The endpoint gets one
+// only from an input (a message submitted, a packet received, its timer),
+// after which the NIC kicks the port (after), or within a Pull.
+func (n *NIC) Idle() bool { return !n.ep.HasPacket() }
 
 // Pull implements fabric.Feeder: the endpoint's next packet (control first,
 // then SRPT data), or nil when there is none or its priority is paused by

@@ -2,7 +2,6 @@ package roce
 
 import (
 	"fmt"
-	"reflect"
 	"testing"
 
 	"fabriclab/fabric"
@@ -12,111 +11,23 @@ import (
 )
 
 // The NIC's Idle lets its host port skip scheduling frame ends it would
-// only pull nothing at (fabric.Feeder). These tests run each scenario
-// twice, with Idle as it is and with Idle forced false (every end
-// scheduled, as before Idle existed), and want the same run: the same
-// packets pulled in the same order at the same times, the same
-// deliveries, NIC and port counters and end time. Each Pull made while
-// Idle said true must return nothing and change nothing of the NIC.
+// only pull nothing at (fabric.Feeder); fabrictest.IdleAB runs each
+// scenario with Idle as it is and forced false and wants the same run.
 
-// abFeeder is a NIC as its port's feeder, Idle forced false or not, that
-// logs what it hands out and checks Idle's promise.
-type abFeeder struct {
-	n         *NIC
-	forceBusy bool
-	t         *testing.T
-	log       *[]string
-	idleCalls *int
-}
-
-func (f *abFeeder) Idle() bool {
-	if f.forceBusy {
-		return false
-	}
-	*f.idleCalls++
-	return f.n.Idle()
-}
-
-// nicSnap is what of a NIC a Pull could change.
-type nicSnap struct {
-	act, wait, slots, slotWait, burstLeft int
-	burstQP                               *sendQP
-	wake                                  sim.Timer
-	c                                     string
-}
-
-func snap(n *NIC) nicSnap {
-	return nicSnap{n.active.Len(), n.waiting.len(), n.slots, n.slotWait.Len(), n.burstLeft, n.burstQP, n.wake, fmt.Sprint(n.C)}
-}
-
-func (f *abFeeder) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
-	idle := f.n.Idle()
-	before := snap(f.n)
-	p := f.n.Pull(now, pt)
-	if idle {
-		if p != nil {
-			f.t.Errorf("Idle NIC %d pulled a packet at %v", f.n.ID, now)
-		}
-		if after := snap(f.n); after != before {
-			f.t.Errorf("Idle NIC %d changed in Pull at %v: %+v -> %+v", f.n.ID, now, before, after)
-		}
-	}
-	if p != nil {
-		*f.log = append(*f.log, fmt.Sprintf("%d %d %d %d %d", now, p.Src, p.Dst, p.PSN, p.Wire))
-	}
-	return p
-}
-
-// abOut is what a run left that the two runs must share.
-type abOut struct {
-	delivered map[int32]sim.Time
-	order     []int32
-	counters  string
-	ports     []string
-	now       sim.Time
-	log       []string
-}
-
-// abRun builds a scenario, puts every NIC behind an abFeeder and drives
-// it; it returns the outcome, the events run and how often Idle was asked.
-func abRun(t *testing.T, forceBusy bool, build func() (*fabrictest.Rig, *Transport), drive func(*fabrictest.Rig)) (abOut, uint64, int) {
-	r, tr := build()
-	var log []string
-	idleCalls := 0
-	for h, n := range tr.NICs {
-		if n == nil {
-			continue
-		}
-		r.Net.SetHost(h, n, &abFeeder{n: n, forceBusy: forceBusy, t: t, log: &log, idleCalls: &idleCalls})
-	}
-	drive(r)
-	o := abOut{delivered: r.Delivered, order: r.Order, counters: fmt.Sprintf("%+v", tr.Counters()), now: r.Sched.Now(), log: log}
-	for _, pt := range r.Net.Ports {
-		o.ports = append(o.ports, fmt.Sprintf("%+v", pt.Counters(r.Sched.Now())))
-	}
-	return o, r.Sched.Executed, idleCalls
-}
-
-// abCompare runs the scenario both ways, wants the same outcome, and
+// abCompare runs the scenario build makes through fabrictest.IdleAB and
 // returns how many events Idle saved.
 func abCompare(t *testing.T, name string, build func() (*fabrictest.Rig, *Transport), drive func(*fabrictest.Rig)) int64 {
 	t.Helper()
-	a, ea, _ := abRun(t, true, build, drive)
-	b, eb, ic := abRun(t, false, build, drive)
-	t.Logf("%s: events %d -> %d, idle calls %d, %d delivered, end %v %s", name, ea, eb, ic, len(a.delivered), a.now, a.counters)
-	if !reflect.DeepEqual(a, b) {
-		if !reflect.DeepEqual(a.log, b.log) {
-			for i := range min(len(a.log), len(b.log)) {
-				if a.log[i] != b.log[i] {
-					t.Errorf("%s: first grant diff at %d: %s vs %s", name, i, a.log[i], b.log[i])
-					break
-				}
+	return fabrictest.IdleAB(t, fabrictest.IdleCase{Name: name, Drive: drive, Build: func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
+		r, tr := build()
+		hosts := make([]fabrictest.Host, len(tr.NICs))
+		for h, n := range tr.NICs {
+			if n != nil { // a typed nil would not be a nil Host
+				hosts[h] = n
 			}
 		}
-		t.Errorf("%s: runs differ (delivered eq %v, counters eq %v, ports eq %v, now %v vs %v)", name,
-			reflect.DeepEqual(a.delivered, b.delivered), a.counters == b.counters, reflect.DeepEqual(a.ports, b.ports), a.now, b.now)
-	}
-	return int64(ea) - int64(eb)
+		return r, hosts, func() string { return fmt.Sprintf("%+v", tr.Counters()) }
+	}})
 }
 
 // TestIdleChangesNothing: DCQCN incast; a lossy fan-in with NACKs,
@@ -133,18 +44,11 @@ func TestIdleChangesNothing(t *testing.T) {
 			t.Errorf("Idle saved no event in any scenario: it never said true")
 		}
 	}()
-	runAll := func(r *fabrictest.Rig) { r.Run(-1) }
-	sliced := func(r *fabrictest.Rig) {
-		for k := 1; k < 400; k++ {
-			r.Sched.Run(sim.Time(k) * 997 * units.Nanosecond)
-		}
-		r.Run(-1)
-	}
 	for _, renum := range []uint64{0, 7} {
 		for _, drv := range []struct {
 			name string
 			f    func(*fabrictest.Rig)
-		}{{"all", runAll}, {"sliced", sliced}} {
+		}{{"all", nil}, {"sliced", fabrictest.IdleSliced}} {
 			sfx := fmt.Sprintf("/renum%d/%s", renum, drv.name)
 			withRenum := func(b func() (*fabrictest.Rig, *Transport)) func() (*fabrictest.Rig, *Transport) {
 				return func() (*fabrictest.Rig, *Transport) {

@@ -272,10 +272,10 @@ func (n *NIC) activate(q *sconn) {
 	n.Port.Kick()
 }
 
-// Idle implements fabric.Feeder: never, so the port pulls at every
-// frame's end (what Pull may do with nothing to send is not worked out
-// here).
-func (n *NIC) Idle() bool { return false }
+// Idle implements fabric.Feeder: no connection is in the round-robin,
+// so Pull would return nothing and change nothing. A connection gets in
+// only through activate, which kicks the port, or through a Pull.
+func (n *NIC) Idle() bool { return n.active.Len() == 0 }
 
 // Pull implements fabric.Feeder: the next data segment, round-robin over
 // the connections whose window allows one; nothing while the data class is

@@ -164,10 +164,10 @@ func (n *NIC) activate(q *sendConn) {
 	n.Port.Kick()
 }
 
-// Idle implements fabric.Feeder: never, so the port pulls at every
-// frame's end (what Pull may do with nothing to send is not worked out
-// here).
-func (n *NIC) Idle() bool { return false }
+// Idle implements fabric.Feeder: no connection is in the round-robin,
+// so Pull would return nothing and change nothing. A connection gets in
+// only through activate, which kicks the port, or through a Pull.
+func (n *NIC) Idle() bool { return n.active.Len() == 0 }
 
 // Pull implements fabric.Feeder: the next data packet, round-robin over
 // the connections that may send.

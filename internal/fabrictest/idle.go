@@ -1,0 +1,136 @@
+package fabrictest
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"fabriclab/fabric"
+	"fabriclab/sim"
+	"fabriclab/units"
+)
+
+// A NIC's Idle lets its host port skip scheduling the frame ends it would
+// only pull nothing at (fabric.Feeder). IdleAB runs a scenario twice, with
+// every NIC's Idle as it is and with Idle forced false (every end
+// scheduled, as if Idle did not exist), and wants the same run: the same
+// packets pulled in the same order at the same times, the same deliveries,
+// transport and port counters and end time. Each Pull made while Idle said
+// true must return nothing and leave the NIC as it was.
+
+// Host is a NIC as the fabric sees it.
+type Host interface {
+	fabric.Node
+	fabric.Feeder
+}
+
+// IdleCase is one scenario of IdleAB.
+type IdleCase struct {
+	Name string
+	// Build makes the rig with its transport attached and the messages
+	// scheduled; it returns the NICs by host (nil: no NIC there), and the
+	// transport's counters as text.
+	Build func() (r *Rig, hosts []Host, counters func() string)
+	// Drive runs the rig (nil: Run(-1)).
+	Drive func(*Rig)
+}
+
+// IdleSliced drives a rig in 400 slices of 997 ns, then to the end: runs
+// that stop and start again between a reserved frame end and its time.
+func IdleSliced(r *Rig) {
+	for k := 1; k < 400; k++ {
+		r.Sched.Run(sim.Time(k) * 997 * units.Nanosecond)
+	}
+	r.Run(-1)
+}
+
+// IdleAB runs c both ways, reports any difference on t, and returns how
+// many events Idle saved.
+func IdleAB(t *testing.T, c IdleCase) int64 {
+	t.Helper()
+	a, ea, _ := idleRun(t, c, true)
+	b, eb, calls := idleRun(t, c, false)
+	t.Logf("%s: events %d -> %d, idle calls %d, %d delivered, end %v, %s", c.Name, ea, eb, calls, len(a.delivered), a.now, a.counters)
+	if !reflect.DeepEqual(a, b) {
+		for i := range min(len(a.log), len(b.log)) {
+			if a.log[i] != b.log[i] {
+				t.Errorf("%s: pull %d differs: %s vs %s", c.Name, i, a.log[i], b.log[i])
+				break
+			}
+		}
+		t.Errorf("%s: runs differ (pulls %d vs %d, delivered eq %v, counters eq %v, ports eq %v, end %v vs %v)", c.Name,
+			len(a.log), len(b.log), reflect.DeepEqual(a.delivered, b.delivered), a.counters == b.counters,
+			reflect.DeepEqual(a.ports, b.ports), a.now, b.now)
+	}
+	return int64(ea) - int64(eb)
+}
+
+// idleOutcome is what a run left that the two runs must share.
+type idleOutcome struct {
+	delivered map[int32]sim.Time
+	order     []int32
+	counters  string
+	ports     []string
+	now       sim.Time
+	log       []string
+}
+
+func idleRun(t *testing.T, c IdleCase, forceBusy bool) (idleOutcome, uint64, int) {
+	r, hosts, counters := c.Build()
+	var log []string
+	calls := 0
+	for h, n := range hosts {
+		if n != nil {
+			r.Net.SetHost(h, n, &idleFeeder{f: n, forceBusy: forceBusy, t: t, log: &log, calls: &calls})
+		}
+	}
+	if c.Drive != nil {
+		c.Drive(r)
+	} else {
+		r.Run(-1)
+	}
+	o := idleOutcome{delivered: r.Delivered, order: r.Order, counters: counters(), now: r.Sched.Now(), log: log}
+	for _, pt := range r.Net.Ports {
+		o.ports = append(o.ports, fmt.Sprintf("%+v", pt.Counters(r.Sched.Now())))
+	}
+	return o, r.Sched.Executed, calls
+}
+
+// idleFeeder is a NIC as its port's feeder, Idle forced false or not,
+// that logs what it hands out and checks Idle's promise.
+type idleFeeder struct {
+	f         Host
+	forceBusy bool
+	t         *testing.T
+	log       *[]string
+	calls     *int
+}
+
+func (w *idleFeeder) Idle() bool {
+	if w.forceBusy {
+		return false
+	}
+	*w.calls++
+	return w.f.Idle()
+}
+
+func (w *idleFeeder) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
+	idle := w.f.Idle()
+	var before string
+	if idle {
+		before = fmt.Sprintf("%+v", reflect.ValueOf(w.f).Elem().Interface())
+	}
+	p := w.f.Pull(now, pt)
+	if idle {
+		if p != nil {
+			w.t.Errorf("an idle NIC pulled a packet at %v: %d→%d", now, p.Src, p.Dst)
+		}
+		if after := fmt.Sprintf("%+v", reflect.ValueOf(w.f).Elem().Interface()); after != before {
+			w.t.Errorf("an idle NIC changed in Pull at %v:\n%s\n->\n%s", now, before, after)
+		}
+	}
+	if p != nil {
+		*w.log = append(*w.log, fmt.Sprintf("%d %d %d %d %d %d", now, p.Src, p.Dst, p.SrcQP, p.PSN, p.Wire))
+	}
+	return p
+}

@@ -1,0 +1,71 @@
+package homa
+
+import (
+	"fmt"
+	"testing"
+
+	"fabriclab/fabric"
+	"fabriclab/internal/fabrictest"
+	"fabriclab/units"
+)
+
+// TestIdleChangesNothing: the NIC's Idle (the endpoint has no packet to
+// send) lets a host port skip frame ends, and changes nothing else
+// (fabrictest.IdleAB): an incast whose grants pace the senders, one that
+// loses packets and repairs them with RESENDs and PROBEs, one under PFC on
+// every level, and staggered messages of mixed sizes; each in one run and
+// in 400 slices, with and without renumbering every 7 insertions.
+func TestIdleChangesNothing(t *testing.T) {
+	var saved int64
+	type setup struct {
+		name     string
+		buffer   int64
+		lossless bool
+	}
+	build := func(s setup, renum uint64) func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
+		return func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
+			p := fabricParams()
+			p.ResendTimeout, p.MaxResends = 20*units.Microsecond, 20
+			sw := &fabric.SwitchConfig{Buffer: s.buffer, MaxPacketWire: 1500, ForwardingLatency: fFwd}
+			if s.lossless {
+				sw.XOFF, sw.XON = 6000, 3000
+				for i := range sw.Lossless {
+					sw.Lossless[i] = true
+				}
+			}
+			f := attach(t, 1, 9, 9, 1, sw, Config{Params: p, Overhead: fOverhead, ControlWire: fCtrl})
+			if renum > 0 {
+				f.Sched.RenumberAfter(renum)
+			}
+			for src := 1; src <= 8; src++ {
+				f.SendAt(units.Duration(src)*900*units.Nanosecond, src, 0, int32(src), int64(src)*12_000)
+				f.SendAt(units.Duration(src)*4*units.Microsecond, src, (src%8)+1, int32(100+src), 3000)
+			}
+			hosts := make([]fabrictest.Host, len(f.tr.NICs))
+			for h, n := range f.tr.NICs {
+				if n != nil { // a typed nil would not be a nil Host
+					hosts[h] = n
+				}
+			}
+			return f.Rig, hosts, func() string { return fmt.Sprintf("%+v %+v", f.tr.Counters(), f.tr.Stats()) }
+		}
+	}
+	for _, renum := range []uint64{0, 7} {
+		for _, drive := range []struct {
+			name string
+			f    func(*fabrictest.Rig)
+		}{{"all", nil}, {"sliced", fabrictest.IdleSliced}} {
+			for _, s := range []setup{
+				{name: "granted", buffer: 1 << 20},
+				{name: "lossy", buffer: 12_000},
+				{name: "pfc", buffer: 4 << 20, lossless: true},
+			} {
+				name := fmt.Sprintf("%s/renum%d/%s", s.name, renum, drive.name)
+				saved += fabrictest.IdleAB(t, fabrictest.IdleCase{Name: name, Build: build(s, renum), Drive: drive.f})
+			}
+		}
+	}
+	if saved <= 0 && !t.Failed() {
+		t.Errorf("Idle saved no event in any scenario: it never said true")
+	}
+}
