@@ -138,6 +138,12 @@ func (lr *launcher) close() {
 	lr.wg.Wait()
 }
 
+// busyMsg is the launch page's answer when the launch queue is full.
+const busyMsg = "the server is busy: too many launches waiting; try again when one ends"
+
+// full reports whether add would find the queue full now.
+func (lr *launcher) full() bool { return len(lr.queue) == cap(lr.queue) }
+
 // add queues l; false when the queue is full or the server is closing.
 func (lr *launcher) add(l *launch) bool {
 	lr.mu.Lock()
@@ -541,17 +547,35 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cfg.Check != nil {
+		// A check may build a job (traffic engineering, telemetry flows):
+		// at most as many at once as launches run, and none for a launch
+		// the queue has no room for.
+		if s.jobs.full() {
+			back(http.StatusServiceUnavailable, busyMsg)
+			return
+		}
+		select {
+		case s.checking <- struct{}{}:
+		default:
+			back(http.StatusServiceUnavailable, "the server is busy checking other launches; try again in a moment")
+			return
+		}
+		msg := ""
 		for _, j := range jobs {
 			if err := s.cfg.Check(j); err != nil {
-				msg := strings.ReplaceAll(oneLine(err.Error()), dir+string(filepath.Separator), "")
-				back(http.StatusUnprocessableEntity, runner.JobLabel(j)+": "+msg)
-				return
+				msg = runner.JobLabel(j) + ": " + strings.ReplaceAll(oneLine(err.Error()), dir+string(filepath.Separator), "")
+				break
 			}
+		}
+		<-s.checking
+		if msg != "" {
+			back(http.StatusUnprocessableEntity, msg)
+			return
 		}
 	}
 	l := &launch{Name: nameOf(f, source), Source: source, file: f, text: []byte(text), sets: sets}
 	if !s.jobs.add(l) {
-		back(http.StatusServiceUnavailable, "the server is busy: too many launches waiting; try again when one ends")
+		back(http.StatusServiceUnavailable, busyMsg)
 		return
 	}
 	http.Redirect(w, r, "/launches/"+strconv.FormatInt(l.ID, 10), http.StatusSeeOther)

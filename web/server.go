@@ -90,8 +90,11 @@ type Server struct {
 	pages  map[string]*template.Template
 	secret []byte // per-process: CSRF tokens and the session cookie's value
 	jobs   *launcher
-	mux    *http.ServeMux
-	logMu  sync.Mutex
+	// checking holds a token per launch being checked (Config.Check):
+	// as many at once as launches run.
+	checking chan struct{}
+	mux      *http.ServeMux
+	logMu    sync.Mutex
 }
 
 // New builds a server; Close stops its launches.
@@ -111,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.jobs = newLauncher(s)
+	s.checking = make(chan struct{}, max(cfg.Workers, 1))
 	s.routes()
 	return s, nil
 }

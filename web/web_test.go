@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -283,6 +284,41 @@ func TestLaunchRefusesWhatABuildWould(t *testing.T) {
 	}
 	if code, _, _ := g.post("/launch", url.Values{"example": {"tiny.yaml"}, "sets": {"sim.telemetry={interval: 10us, flows: [11]}"}, "csrf": {g.csrf()}}); code != http.StatusSeeOther {
 		t.Errorf("flow 11, the last of 0..11: %d", code)
+	}
+}
+
+// Checks (which may build a job) run at most as many at once as launches
+// do: with one worker, a second launch posted while the first is being
+// checked is turned away, and is taken once the check is over.
+func TestLaunchChecksAsManyAtOnceAsWorkers(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	check := func(scenario.Job) error {
+		once.Do(func() { close(entered); <-release })
+		return nil
+	}
+	g := newRig(t, Config{Check: check, Workers: 1})
+	csrf := g.csrf()
+	first := make(chan int)
+	go func() {
+		resp, err := g.cli.PostForm(g.ts.URL+"/launch", url.Values{"example": {"tiny.yaml"}, "csrf": {csrf}})
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	<-entered
+	if code, body, _ := g.post("/launch", url.Values{"example": {"tiny.yaml"}, "csrf": {csrf}}); code != http.StatusServiceUnavailable || !strings.Contains(body, "busy checking other launches") {
+		t.Errorf("a launch during another's check: %d, want 503", code)
+	}
+	close(release)
+	if code := <-first; code != http.StatusSeeOther {
+		t.Errorf("the first launch: %d", code)
+	}
+	if code, _, _ := g.post("/launch", url.Values{"example": {"tiny.yaml"}, "csrf": {csrf}}); code != http.StatusSeeOther {
+		t.Errorf("a launch after the check: %d", code)
 	}
 }
 

@@ -308,7 +308,8 @@ func (a *app) submitCmd() *cobra.Command {
 	cmd.Long = `submit is 'run --queue': it loads and checks a scenario as validate does
 (a job whose build would fail, e.g. above sim.memory_limit or with a
 sim.telemetry.flows id the workload does not have, refuses the whole
-submission, before anything is queued), saves
+submission, before anything is queued; a switch.forwarding te or
+sim.telemetry.flows job is built here once for that), saves
 the run in the results database as queued and puts each of its jobs (variant ×
 sweep point × size) on the job queue in that database, for any number of
 'fabriclab worker' processes to run. A job carries the scenario text and every

@@ -16,7 +16,8 @@ import (
 // scheduled, as if Idle did not exist), and wants the same run: the same
 // packets pulled in the same order at the same times, the same deliveries,
 // transport and port counters and end time. Each Pull made while Idle said
-// true must return nothing and leave the NIC as it was.
+// true must return nothing and leave the NIC's fields, and what IdleCase's
+// State shows of the state they point to, as they were.
 
 // Host is a NIC as the fabric sees it.
 type Host interface {
@@ -33,6 +34,10 @@ type IdleCase struct {
 	Build func() (r *Rig, hosts []Host, counters func() string)
 	// Drive runs the rig (nil: Run(-1)).
 	Drive func(*Rig)
+	// State, if set, is what of host h's NIC a Pull could change beyond
+	// the NIC's own fields (which are compared anyway): its connections'
+	// or endpoint's state, which the NIC holds by pointer.
+	State func(h int) string
 }
 
 // IdleSliced drives a rig in 400 slices of 997 ns, then to the end: runs
@@ -81,7 +86,11 @@ func idleRun(t *testing.T, c IdleCase, forceBusy bool) (idleOutcome, uint64, int
 	calls := 0
 	for h, n := range hosts {
 		if n != nil {
-			r.Net.SetHost(h, n, &idleFeeder{f: n, forceBusy: forceBusy, t: t, log: &log, calls: &calls})
+			var state func() string
+			if c.State != nil {
+				state = func() string { return c.State(h) }
+			}
+			r.Net.SetHost(h, n, &idleFeeder{f: n, state: state, forceBusy: forceBusy, t: t, log: &log, calls: &calls})
 		}
 	}
 	if c.Drive != nil {
@@ -100,6 +109,7 @@ func idleRun(t *testing.T, c IdleCase, forceBusy bool) (idleOutcome, uint64, int
 // that logs what it hands out and checks Idle's promise.
 type idleFeeder struct {
 	f         Host
+	state     func() string // nil: the NIC's own fields only
 	forceBusy bool
 	t         *testing.T
 	log       *[]string
@@ -118,14 +128,14 @@ func (w *idleFeeder) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 	idle := w.f.Idle()
 	var before string
 	if idle {
-		before = fmt.Sprintf("%+v", reflect.ValueOf(w.f).Elem().Interface())
+		before = w.snapshot()
 	}
 	p := w.f.Pull(now, pt)
 	if idle {
 		if p != nil {
 			w.t.Errorf("an idle NIC pulled a packet at %v: %d→%d", now, p.Src, p.Dst)
 		}
-		if after := fmt.Sprintf("%+v", reflect.ValueOf(w.f).Elem().Interface()); after != before {
+		if after := w.snapshot(); after != before {
 			w.t.Errorf("an idle NIC changed in Pull at %v:\n%s\n->\n%s", now, before, after)
 		}
 	}
@@ -133,4 +143,14 @@ func (w *idleFeeder) Pull(now sim.Time, pt *fabric.Port) *fabric.Packet {
 		*w.log = append(*w.log, fmt.Sprintf("%d %d %d %d %d %d", now, p.Src, p.Dst, p.SrcQP, p.PSN, p.Wire))
 	}
 	return p
+}
+
+// snapshot is the NIC's fields (pointers as addresses) and, with state,
+// what they point to that a Pull could change.
+func (w *idleFeeder) snapshot() string {
+	s := fmt.Sprintf("%+v", reflect.ValueOf(w.f).Elem().Interface())
+	if w.state != nil {
+		s += "\n" + w.state()
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"fabriclab/internal/fabrictest"
@@ -11,14 +12,27 @@ import (
 // TestIdleChangesNothing: the NIC's Idle (no connection in the
 // round-robin) lets a host port skip frame ends, and changes nothing
 // else (fabrictest.IdleAB): a lossy mesh with fast retransmits and RTOs
-// (DCTCP and Reno), a lossless incast whose NICs PFC pauses, delayed ACKs,
-// and staggered starts; each in one run and in 400 slices, with and without
+// (DCTCP with ECN, Reno without), a lossless incast whose NICs PFC
+// pauses, lossless traffic both ways (paused NICs with ACKs to send),
+// delayed ACKs, and staggered starts; each in one run and in 400 slices, with and without
 // renumbering every 7 insertions.
 func TestIdleChangesNothing(t *testing.T) {
 	var saved int64
+	var cur *rig // the run being built or driven, for state
+	state := func(h int) string {
+		var b strings.Builder
+		for _, q := range cur.tr.NICs[h].send {
+			fmt.Fprintf(&b, "%+v %+v\n", *q, *q.s)
+		}
+		for _, q := range cur.tr.NICs[h].recv {
+			fmt.Fprintf(&b, "%+v %+v\n", *q, *q.r)
+		}
+		return b.String()
+	}
 	build := func(f fixture, renum uint64, send func(r *rig)) func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
 		return func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
 			r := f.build(t)
+			cur = r
 			if renum > 0 {
 				r.Sched.RenumberAfter(renum)
 			}
@@ -52,27 +66,49 @@ func TestIdleChangesNothing(t *testing.T) {
 			r.Do(sim.Time(src)*3*us, func() { r.tr.Post(c, m, 1<<20) })
 		}
 	}
+	both := func(r *rig) {
+		msgs := int32(0)
+		for src := 0; src < 4; src++ {
+			for dst := 0; dst < 4; dst++ {
+				if src != dst {
+					r.post(r.tr.Connect(src, dst), msgs, 300<<10)
+					msgs++
+				}
+			}
+		}
+	}
 	for _, renum := range []uint64{0, 7} {
 		for _, drive := range []struct {
 			name string
 			f    func(*fabrictest.Rig)
 		}{{"all", nil}, {"sliced", fabrictest.IdleSliced}} {
 			sfx := fmt.Sprintf("/renum%d/%s", renum, drive.name)
+			ab := func(name string, f fixture, send func(*rig)) {
+				saved += fabrictest.IdleAB(t, fabrictest.IdleCase{Name: name + sfx, Build: build(f, renum, send), Drive: drive.f, State: state})
+			}
+			// DCTCP with ECN and loss; Reno on loss alone.
 			for _, mode := range []Mode{DCTCP, Reno} {
 				f := dumbbell()
 				f.Buffer, f.K = 6*wire, 3*wire
-				f.Params.Mode = mode
+				f.Params.Mode, f.Params.NoECN = mode, mode == Reno
 				f.Params.MinRTO, f.Params.InitRTO = 200*us, 200*us
-				saved += fabrictest.IdleAB(t, fabrictest.IdleCase{Name: "lossy-" + mode.String() + sfx, Build: build(f, renum, mesh), Drive: drive.f})
+				ab("lossy-"+mode.String(), f, mesh)
 			}
 			f := dumbbell()
 			f.Hosts, f.HostsPerLeaf = 6, 3
 			f.K, f.Lossless = 0, true
 			f.Params.Mode, f.Params.NoECN = Reno, true
-			saved += fabrictest.IdleAB(t, fabrictest.IdleCase{Name: "pfc-incast" + sfx, Build: build(f, renum, incast), Drive: drive.f})
+			ab("pfc-incast", f, incast)
+			// Paused hosts that also receive, so that they have ACKs to send
+			// while their data waits, in frames long enough for a pause to
+			// end during one: a pause is not idleness (a NIC that said idle
+			// while paused would miss the end of its pause).
+			f = dumbbell()
+			f.K, f.Lossless, f.ControlWire = 0, true, 1500
+			ab("pfc-both-ways", f, both)
 			f = dumbbell()
 			f.AckEvery, f.AckDelay = 2, 20*us
-			saved += fabrictest.IdleAB(t, fabrictest.IdleCase{Name: "delayed-acks" + sfx, Build: build(f, renum, mesh), Drive: drive.f})
+			ab("delayed-acks", f, mesh)
 		}
 	}
 	if saved <= 0 && !t.Failed() {

@@ -39,7 +39,8 @@ type fixture struct {
 	AckEvery                    int
 	AckDelay                    sim.Time
 	Seed                        uint64
-	Lossless                    bool // PFC on the data class
+	Lossless                    bool  // PFC on the data class
+	ControlWire                 int32 // a pure ACK's wire size (0: the default)
 }
 
 func dumbbell() fixture {
@@ -68,7 +69,7 @@ func (f fixture) build(t testing.TB) *rig {
 		topo.Link{Rate: hostBW, Delay: linkDly}, topo.Link{Rate: fabBW, Delay: linkDly}, sw)
 	spec.ECMPSeed = f.Seed
 	r := &rig{Rig: fabrictest.New(t, f.Seed, spec)}
-	r.tr = New(r.Net, Config{Params: f.Params, Overhead: ovh, AckEvery: f.AckEvery, AckDelay: f.AckDelay, DataPrio: 0, AckPrio: 6})
+	r.tr = New(r.Net, Config{Params: f.Params, Overhead: ovh, AckEvery: f.AckEvery, AckDelay: f.AckDelay, DataPrio: 0, AckPrio: 6, ControlWire: f.ControlWire})
 	fabrictest.Attach(r.Rig, &r.tr.Shell, nil)
 	return r
 }

@@ -2,6 +2,7 @@ package uet
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"fabriclab/fabric"
@@ -25,6 +26,14 @@ func TestIdleChangesNothing(t *testing.T) {
 		rccc     bool
 		lossless bool
 	}
+	var cur *Transport // the run being built or driven, for state
+	state := func(h int) string {
+		var b strings.Builder
+		for _, q := range cur.NICs[h].send {
+			fmt.Fprintf(&b, "%+v\n", *q)
+		}
+		return b.String()
+	}
 	build := func(s setup, renum uint64) func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
 		return func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
 			sw := &fabric.SwitchConfig{Buffer: s.buffer, MaxPacketWire: 4178, Trimming: s.trim, TrimWire: 64, TrimPrio: 6}
@@ -39,6 +48,7 @@ func TestIdleChangesNothing(t *testing.T) {
 			cfg := Config{MTU: 4096, Overhead: 82, DataPrio: 3, CtrlPrio: 6, RTO: 100 * units.Microsecond, LB: s.lb, Entropies: 64, NSCCOn: true, RCCC: s.rccc,
 				NSCC: NSCCParams{TargetDelay: 3 * units.Microsecond, IncreaseGain: 1, FairIncrease: 1, DecreaseGain: 1, MaxWindow: 1.25}}
 			tr := New(r.Net, cfg)
+			cur = tr
 			fabrictest.Attach(r, &tr.Shell, fabrictest.PerPair(tr.Connect, tr.Post))
 			for src := 1; src < 8; src++ {
 				r.SendAt(units.Duration(src)*700*units.Nanosecond, src, 0, int32(src), int64(src)<<18)
@@ -65,7 +75,7 @@ func TestIdleChangesNothing(t *testing.T) {
 				{name: "lossless", buffer: 32 << 20, lb: Spray, lossless: true},
 			} {
 				name := fmt.Sprintf("%s/renum%d/%s", s.name, renum, drive.name)
-				saved += fabrictest.IdleAB(t, fabrictest.IdleCase{Name: name, Build: build(s, renum), Drive: drive.f})
+				saved += fabrictest.IdleAB(t, fabrictest.IdleCase{Name: name, Build: build(s, renum), Drive: drive.f, State: state})
 			}
 		}
 	}
