@@ -532,7 +532,7 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets, AllowFile: allow})
 	if err != nil {
-		back(http.StatusUnprocessableEntity, strings.TrimPrefix(oneLine(err.Error()), dir+string(filepath.Separator)))
+		back(http.StatusUnprocessableEntity, shortPaths(oneLine(err.Error()), dir))
 		return
 	}
 	for _, ref := range f.ReferencedFiles() {
@@ -563,7 +563,7 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 		msg := ""
 		for _, j := range jobs {
 			if err := s.cfg.Check(j); err != nil {
-				msg = runner.JobLabel(j) + ": " + strings.ReplaceAll(oneLine(err.Error()), dir+string(filepath.Separator), "")
+				msg = runner.JobLabel(j) + ": " + shortPaths(oneLine(err.Error()), dir)
 				break
 			}
 		}
@@ -579,6 +579,18 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/launches/"+strconv.FormatInt(l.ID, 10), http.StatusSeeOther)
+}
+
+// shortPaths writes the paths in a launch's error relative to the folders
+// the server reads (the examples directory dir, the shared size
+// distributions): the page does not show where the server keeps them.
+func shortPaths(msg, dir string) string {
+	for _, d := range []string{dir, os.Getenv(scenario.WorkloadsEnv)} {
+		if d != "" {
+			msg = strings.ReplaceAll(msg, filepath.Clean(d)+string(filepath.Separator), "")
+		}
+	}
+	return msg
 }
 
 func nameOf(f *scenario.File, source string) string {

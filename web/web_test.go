@@ -530,3 +530,18 @@ func TestLaunchOnTheQueue(t *testing.T) {
 		t.Errorf("the worker's row: CCT %v, a local run's %v", got.CCTS, r.CCTS)
 	}
 }
+
+// A launch's errors name files relative to the folders the server reads,
+// not where it keeps them.
+func TestShortPaths(t *testing.T) {
+	t.Setenv(scenario.WorkloadsEnv, "/srv/lab/workloads/")
+	for _, c := range []struct{ in, want string }{
+		{"/srv/ex/pasted.yaml:2:3: workload.kind: unknown", "pasted.yaml:2:3: workload.kind: unknown"},
+		{"/srv/lab/workloads/w5.txt:7: bad line (see /srv/ex/flows.txt)", "w5.txt:7: bad line (see flows.txt)"},
+		{"/srv/exx/a.yaml: other folder", "/srv/exx/a.yaml: other folder"},
+	} {
+		if got := shortPaths(c.in, "/srv/ex"); got != c.want {
+			t.Errorf("shortPaths(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
