@@ -50,6 +50,7 @@ import (
 	"fabriclab/transport/homa"
 	"fabriclab/transport/roce"
 	"fabriclab/transport/tcp"
+	"fabriclab/transport/uet"
 	"fabriclab/units"
 	"fabriclab/workload"
 )
@@ -300,7 +301,7 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 	// from the estimate's count). While the roots start, the executor's
 	// list of them. Then Result's lists beside all that.
 	run := final + m*c.labMsg
-	tr := c.transport(spec.Transport.Kind)
+	tr := c.transport(spec.Transport.Kind, spec)
 	conns := e.Conns
 	if pool := scenario.TransportOf(spec).PoolSize(spec.Transport); pool > 1 {
 		run += mapBytes(conns, c.connEntry) // the pool's next connection per pair
@@ -700,7 +701,7 @@ func sizeClass(b int64) int64 {
 func fabricBytes(ts topo.Spec, transport string, hosts int) int64 {
 	c := memCosts()
 	h := int64(hosts)
-	return topo.RouteTableBytes(ts) + fabricPorts(ts, hosts)*c.port + int64(topo.NumSwitches(ts))*c.sw + h*c.transport(transport).nic
+	return topo.RouteTableBytes(ts) + fabricPorts(ts, hosts)*c.port + int64(topo.NumSwitches(ts))*c.sw + h*c.transport(transport, nil).nic
 }
 
 // fabricPorts is how many ports the fabric has (both ends of every link).
@@ -763,7 +764,7 @@ type costs struct {
 	record, float                      int64 // a flow record, an FCT or slowdown
 	explainMsg                         int64
 	port, sw                           int64
-	roce, tcp, homa                    transportCosts
+	roce, tcp, homa, uet               transportCosts
 	missing                            []string // fields not found (the fallbacks were used)
 }
 
@@ -792,11 +793,27 @@ func (t transportCosts) bytes(conns, posted, hosts int64) int64 {
 	return b
 }
 
-func (c *costs) transport(kind string) transportCosts {
+// transport is the costs of spec's transport (spec nil: its kind's
+// alone, for the NICs).
+func (c *costs) transport(kind string, spec *scenario.Scenario) transportCosts {
 	if t, ok := transports[kind]; ok {
-		return t.costs(c)
+		return t.costs(c, spec)
 	}
 	return c.roce
+}
+
+// uetCosts is UET's costs for spec: with REPS each connection that has had
+// a packet acknowledged clean keeps a ring of transport.uet.entropies
+// values (made at that first ACK, during the run: 256 KiB a connection at
+// the 65,536 allowed).
+func (c *costs) uetCosts(spec *scenario.Scenario) transportCosts {
+	t := c.uet
+	if spec != nil {
+		if cfg := scenario.UETConfig(spec); cfg.LB == uet.REPS {
+			t.conn += sizeClass(int64(max(cfg.Entropies, 1)) * int64(unsafe.Sizeof(uint32(0))))
+		}
+	}
+	return t
 }
 
 var memCosts = sync.OnceValue(func() *costs {
@@ -867,6 +884,21 @@ var memCosts = sync.OnceValue(func() *costs {
 		handle: int64(unsafe.Sizeof(tcp.Conn{})),
 		active: sz(tn, "active.buf[]", 8),
 		posted: sizeClass(sz(reflect.TypeFor[tcp.Sender](), "msgs[]", 16)) + sizeClass(sz(reflect.TypeFor[tcp.Receiver](), "msgs[]", 16)),
+	}
+	// UET: the sending half (its state machine inside) with its three PSN
+	// sets' words, the receiving half (in its NIC's list) with its set's,
+	// the lab's handle; a posted message is an entry at both ends (the
+	// sets grow with the window: a word each counted, 64 PSNs).
+	un := reflect.TypeFor[uet.NIC]()
+	word := sizeClass(int64(unsafe.Sizeof(uint64(0))))
+	c.uet = transportCosts{
+		nic:    sizeClass(int64(un.Size())),
+		conn:   sizeClass(sz(un, "send[]*", 320)) + 4*word,
+		send:   ptr,
+		recv:   sz(un, "recv[]", 120),
+		handle: int64(unsafe.Sizeof(uet.Conn{})),
+		active: sz(un, "active.buf[]", 8),
+		posted: sizeClass(sz(un, "send[]*.msgs[]", 24)) + sizeClass(sz(un, "recv[].msgs[]", 32)),
 	}
 	// Homa: no connections; a posted message is its outbound record, its
 	// slots in the id table (at most half full), the send queue and the

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -389,4 +390,48 @@ func buildAllocs(j scenario.Job) (uint64, error) {
 	_, err := Build(j)
 	runtime.ReadMemStats(&m1)
 	return m1.TotalAlloc - m0.TotalAlloc, err
+}
+
+// UET's REPS keeps, for each connection that has had a packet
+// acknowledged clean, a ring of transport.uet.entropies values, made
+// during the run: the estimate counts it (sizeClass(4·entropies) a
+// connection; 256 KiB at the 65,536 allowed), within ±25% of a run's
+// peak heap. Spray keeps none: the estimates differ by exactly the rings.
+func TestMemoryEstimateCountsUETEntropyRings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a job of about 70 MB")
+	}
+	uetJob := func(lb string) scenario.Job {
+		s := leafSpine(32, 8, 4)
+		s.Transport.Kind = "uet"
+		s.Transport.UET.LB, s.Transport.UET.Entropies = lb, 16384
+		s.Workload.Kind, s.Workload.Ranks = "alltoall", 32
+		return job(s, 4*units.MiB)
+	}
+	spray, err := EstimateMemory(uetJob("spray"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err := EstimateMemory(uetJob("reps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := reps.Conns * sizeClass(16384*4); reps.Bytes-spray.Bytes != want || reps.Conns != 32*31 {
+		t.Fatalf("reps estimates %d bytes more than spray over %d connections, want %d", reps.Bytes-spray.Bytes, reps.Conns, want)
+	}
+	j := uetJob("reps")
+	live, _, s := peakHeap(t, func() (*Sim, error) {
+		s, err := Build(j)
+		if err == nil {
+			s.Run(context.Background(), nil)
+		}
+		return s, err
+	})
+	r := s.Result()
+	ratio := float64(reps.Bytes) / float64(live)
+	t.Logf("reps, 992 connections: estimate %.1f MB (spray's %.1f), peak over the run %.1f MB (%.2f×); complete %v",
+		float64(reps.Bytes)/1e6, float64(spray.Bytes)/1e6, float64(live)/1e6, ratio, r.Complete)
+	if !r.Complete || ratio < 0.75 || ratio > 1.25 {
+		t.Errorf("estimate %.2f× the peak over the run", ratio)
+	}
 }

@@ -39,15 +39,14 @@ type hostTransport interface {
 // every scenario.TransportKinds has one.
 var transports = map[string]struct {
 	attach func(s *Sim, net *fabric.Network, delivered func(msg int32, now sim.Time)) (hostTransport, error)
-	costs  func(c *costs) transportCosts
+	// costs is the transport's for spec (nil: its NICs' alone).
+	costs func(c *costs, spec *scenario.Scenario) transportCosts
 }{
-	"roce": {newRoCELayer, func(c *costs) transportCosts { return c.roce }},
-	"homa": {newHomaLayer, func(c *costs) transportCosts { return c.homa }},
-	// UET's per-connection state is RoCE's order of size (a few words of
-	// bitmap beyond it).
-	"uet":   {newUETLayer, func(c *costs) transportCosts { return c.roce }},
-	"dctcp": {newTCPLayer, func(c *costs) transportCosts { return c.tcp }},
-	"tcp":   {newTCPLayer, func(c *costs) transportCosts { return c.tcp }},
+	"roce":  {newRoCELayer, func(c *costs, _ *scenario.Scenario) transportCosts { return c.roce }},
+	"homa":  {newHomaLayer, func(c *costs, _ *scenario.Scenario) transportCosts { return c.homa }},
+	"uet":   {newUETLayer, (*costs).uetCosts},
+	"dctcp": {newTCPLayer, func(c *costs, _ *scenario.Scenario) transportCosts { return c.tcp }},
+	"tcp":   {newTCPLayer, func(c *costs, _ *scenario.Scenario) transportCosts { return c.tcp }},
 }
 
 // newTransport attaches the scenario's transport to every host of net.
