@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"fabriclab/engines"
+	"fabriclab/hosts"
 	"fabriclab/internal/safetext"
 	"fabriclab/lab"
 	"fabriclab/metrics"
@@ -316,6 +317,32 @@ func (a *app) printNotes(p *plan, quiet bool) {
 	}
 }
 
+// printHostsNotes prints, for run --engine hosts, what each variant runs
+// otherwise on real hosts than on the simulator (hosts.Notes), once per
+// line, naming the variants when they differ.
+func (a *app) printHostsNotes(p *plan, f runFlags) {
+	if f.quiet {
+		return
+	}
+	seen := map[string]bool{}
+	done := map[int]bool{}
+	for _, j := range p.Jobs {
+		if j.Spec == nil || done[j.VariantIndex] {
+			continue
+		}
+		done[j.VariantIndex] = true
+		for _, n := range hosts.Notes(j.Spec, f.cc) {
+			if len(p.Variants) > 1 {
+				n = "variant " + j.Variant + ": " + n
+			}
+			if !seen[n] {
+				seen[n] = true
+				fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", safetext.Terminal(n))
+			}
+		}
+	}
+}
+
 // maxCycleWarnings is how many cycles of one variant validate names; more
 // are counted. (A variable for a test.)
 var maxCycleWarnings = 3
@@ -565,6 +592,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 
 	a.printNotes(p, f.quiet)
+	if f.engine == "hosts" {
+		a.printHostsNotes(p, f)
+	}
 	// As validate does, before a long run rather than after; only for jobs
 	// that fit sim.memory_limit, as the check builds the route tables (the
 	// jobs that do not are refused by their own build, before it allocates).

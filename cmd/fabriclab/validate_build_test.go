@@ -90,3 +90,33 @@ workload:
 		}
 	})
 }
+
+// run --engine hosts says, before it starts, what real hosts run
+// otherwise: a RoCE scenario measures kernel TCP there.
+func TestHostsEngineNotesTheTransport(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv := "token_file: token\nagents:\n  - address: 127.0.0.1:1\n    hosts:\n"
+	for h := range 4 {
+		inv += fmt.Sprintf("      - {host: %d, data_ip: 127.0.0.%d}\n", h, h+1)
+	}
+	agents := filepath.Join(dir, "agents.yaml")
+	if err := os.WriteFile(agents, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := newApp(&stdout, &stderr).execute(context.Background(), append([]string{"run", "../../examples/hosts-alltoall.yaml", "--engine", "hosts", "--agents", agents, "--no-store"}, args...))
+		return code, stderr.String()
+	}
+	code, errOut := run("--set", "transport.kind=roce")
+	want := "fabriclab: note: variant alltoall: transport.kind roce runs as kernel TCP with each kernel's default congestion control on real hosts: transport.dcqcn and transport.hpcc settings are not applied"
+	if code != exitError || !strings.Contains(errOut, want) {
+		t.Errorf("roce on hosts: exit %d, stderr:\n%s\nwant the note %q", code, errOut, want)
+	}
+	if _, errOut := run(); strings.Contains(errOut, "note: variant") {
+		t.Errorf("tcp on hosts: a transport note:\n%s", errOut)
+	}
+}

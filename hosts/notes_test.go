@@ -1,0 +1,30 @@
+package hosts
+
+import (
+	"reflect"
+	"testing"
+
+	"fabriclab/scenario"
+)
+
+func TestNotes(t *testing.T) {
+	for _, c := range []struct {
+		kind, cc string
+		want     []string
+	}{
+		{"tcp", "", nil},
+		{"tcp", "bbr", nil},
+		{"dctcp", "", nil},
+		{"dctcp", "dctcp", nil},
+		{"dctcp", "cubic", []string{"transport.kind dctcp runs with congestion control cubic on real hosts (--cc)"}},
+		{"roce", "", []string{"transport.kind roce runs as kernel TCP with each kernel's default congestion control on real hosts: transport.dcqcn and transport.hpcc settings are not applied (the real NICs' and switches' behaviour is measured)"}},
+		{"uet", "bbr", []string{"transport.kind uet runs as kernel TCP with congestion control bbr on real hosts: transport.uet settings are not applied (the real NICs' and switches' behaviour is measured)"}},
+		{"homa", "", nil},
+	} {
+		s := scenario.Defaults()
+		s.Transport.Kind = c.kind
+		if got := Notes(s, c.cc); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Notes(%s, %q) = %q, want %q", c.kind, c.cc, got, c.want)
+		}
+	}
+}
