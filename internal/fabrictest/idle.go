@@ -34,10 +34,37 @@ type IdleCase struct {
 	Build func() (r *Rig, hosts []Host, counters func() string)
 	// Drive runs the rig (nil: Run(-1)).
 	Drive func(*Rig)
+	// Renumber, if not 0, makes the scheduler renumber its insertion
+	// numbers every Renumber insertions (IdleMatrix sets it).
+	Renumber uint64
 	// State, if set, is what of host h's NIC a Pull could change beyond
 	// the NIC's own fields (which are compared anyway): its connections'
 	// or endpoint's state, which the NIC holds by pointer.
 	State func(h int) string
+}
+
+// IdleMatrix runs every case through IdleAB four ways: in one run and in
+// 400 slices (IdleSliced), each without and with renumbering every 7
+// insertions; it fails t if Idle saved no event in any of them (it never
+// said true).
+func IdleMatrix(t *testing.T, cases []IdleCase) {
+	t.Helper()
+	var saved int64
+	for _, renum := range []uint64{0, 7} {
+		for _, drive := range []struct {
+			name string
+			f    func(*Rig)
+		}{{"all", nil}, {"sliced", IdleSliced}} {
+			for _, c := range cases {
+				c.Name = fmt.Sprintf("%s/renum%d/%s", c.Name, renum, drive.name)
+				c.Renumber, c.Drive = renum, drive.f
+				saved += IdleAB(t, c)
+			}
+		}
+	}
+	if saved <= 0 && !t.Failed() {
+		t.Errorf("Idle saved no event in any scenario: it never said true")
+	}
 }
 
 // IdleSliced drives a rig in 400 slices of 997 ns, then to the end: runs
@@ -82,6 +109,9 @@ type idleOutcome struct {
 
 func idleRun(t *testing.T, c IdleCase, forceBusy bool) (idleOutcome, uint64, int) {
 	r, hosts, counters := c.Build()
+	if c.Renumber > 0 {
+		r.Sched.RenumberAfter(c.Renumber)
+	}
 	var log []string
 	calls := 0
 	for h, n := range hosts {

@@ -10,15 +10,9 @@ import (
 	"fabriclab/units"
 )
 
-// The NIC's Idle lets its host port skip scheduling frame ends it would
-// only pull nothing at (fabric.Feeder); fabrictest.IdleAB runs each
-// scenario with Idle as it is and forced false and wants the same run.
-
-// abCompare runs the scenario build makes through fabrictest.IdleAB and
-// returns how many events Idle saved.
-func abCompare(t *testing.T, name string, build func() (*fabrictest.Rig, *Transport), drive func(*fabrictest.Rig)) int64 {
-	t.Helper()
-	return fabrictest.IdleAB(t, fabrictest.IdleCase{Name: name, Drive: drive, Build: func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
+// idleCase is a scenario of (rig, transport) for fabrictest.IdleMatrix.
+func idleCase(name string, build func() (*fabrictest.Rig, *Transport)) fabrictest.IdleCase {
+	return fabrictest.IdleCase{Name: name, Build: func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
 		r, tr := build()
 		hosts := make([]fabrictest.Host, len(tr.NICs))
 		for h, n := range tr.NICs {
@@ -27,130 +21,108 @@ func abCompare(t *testing.T, name string, build func() (*fabrictest.Rig, *Transp
 			}
 		}
 		return r, hosts, func() string { return fmt.Sprintf("%+v", tr.Counters()) }
-	}})
+	}}
 }
 
 // TestIdleChangesNothing: DCQCN incast; a lossy fan-in with NACKs,
 // go-back-N and RTOs (in-order and out-of-order receivers); send slots and
 // bursts (nic.active_qps, nic.burst) with random starts; host ports
-// paused by PFC; HPCC; host links failing and coming back. Each in one
-// run and in 400 slices, with and without renumbering every 7
-// insertions. (Idle reduced to "no QP in the round-robin", forgetting the
-// rate limiter's waiting QPs, fails the slots cases.)
+// paused by PFC; HPCC; host links failing and coming back
+// (fabrictest.IdleMatrix). Idle reduced to "no QP in the round-robin",
+// forgetting the rate limiter's waiting QPs, fails the slots cases.
 func TestIdleChangesNothing(t *testing.T) {
-	var saved int64
-	defer func() {
-		if saved <= 0 && !t.Failed() {
-			t.Errorf("Idle saved no event in any scenario: it never said true")
-		}
-	}()
-	for _, renum := range []uint64{0, 7} {
-		for _, drv := range []struct {
-			name string
-			f    func(*fabrictest.Rig)
-		}{{"all", nil}, {"sliced", fabrictest.IdleSliced}} {
-			sfx := fmt.Sprintf("/renum%d/%s", renum, drv.name)
-			withRenum := func(b func() (*fabrictest.Rig, *Transport)) func() (*fabrictest.Rig, *Transport) {
-				return func() (*fabrictest.Rig, *Transport) {
-					r, tr := b()
-					if renum > 0 {
-						r.Sched.RenumberAfter(renum)
-					}
-					return r, tr
-				}
+	var cases []fabrictest.IdleCase
+	cases = append(cases, idleCase("incast", func() (*fabrictest.Rig, *Transport) {
+		r, tr, _ := incast(t, 1<<19)
+		return r, tr
+	}))
+	for _, accept := range []bool{false, true} {
+		cases = append(cases, idleCase(fmt.Sprintf("loss%v", accept), func() (*fabrictest.Rig, *Transport) {
+			cfg := nicConfig(DCQCNParams{})
+			cfg.AcceptOutOfOrder = accept
+			cfg.RTO = 100 * units.Microsecond
+			sw := &fabric.SwitchConfig{Buffer: 200_000, MaxPacketWire: 4178}
+			r, tr := rigOn(t, 7, sw, cfg)
+			for s := 1; s <= 6; s++ {
+				r.SendAt(sim.Time(s)*37*units.Nanosecond, s, 0, int32(s), 1<<20)
 			}
-			saved += abCompare(t, "incast"+sfx, withRenum(func() (*fabrictest.Rig, *Transport) {
-				r, tr, _ := incast(t, 1<<19)
-				return r, tr
-			}), drv.f)
-			for _, accept := range []bool{false, true} {
-				saved += abCompare(t, fmt.Sprintf("loss%v%s", accept, sfx), withRenum(func() (*fabrictest.Rig, *Transport) {
-					cfg := nicConfig(DCQCNParams{})
-					cfg.AcceptOutOfOrder = accept
-					cfg.RTO = 100 * units.Microsecond
-					sw := &fabric.SwitchConfig{Buffer: 200_000, MaxPacketWire: 4178}
-					r, tr := rigOn(t, 7, sw, cfg)
-					for s := 1; s <= 6; s++ {
-						r.SendAt(sim.Time(s)*37*units.Nanosecond, s, 0, int32(s), 1<<20)
-					}
-					return r, tr
-				}), drv.f)
-			}
-			for _, c := range []struct{ slots, burst int }{{0, 1}, {1, 1}, {1, 4}, {2, 3}} {
-				saved += abCompare(t, fmt.Sprintf("slots%d-%d%s", c.slots, c.burst, sfx), withRenum(func() (*fabrictest.Rig, *Transport) {
-					dq, _ := Preset("tuned-final")
-					cfg := nicConfig(dq)
-					cfg.ActiveQPs, cfg.Burst = c.slots, c.burst
-					cfg.MaxInflight = 64 << 10
-					sw := pfcECN(512<<10, 504<<10)
-					r, tr := rigOn(t, 6, sw, cfg)
-					rng := sim.NewRNG(3, "ab")
-					m := int32(0)
-					for s := 0; s < 6; s++ {
-						for k := 0; k < 12; k++ {
-							d := rng.IntN(6)
-							if d == s {
-								d = (d + 1) % 6
-							}
-							r.SendAt(sim.Time(rng.IntN(40000))*units.Nanosecond/10, s, d, m, int64(1+rng.IntN(200_000)))
-							m++
-						}
-					}
-					return r, tr
-				}), drv.f)
-			}
-			saved += abCompare(t, "pfc"+sfx, withRenum(func() (*fabrictest.Rig, *Transport) {
-				dq, _ := Preset("tuned-final")
-				cfg := nicConfig(dq)
-				cfg.ActiveQPs, cfg.Burst = 1, 2
-				sw := pfcECN(40<<10, 30<<10)
-				r, tr := rigOn(t, 5, sw, cfg)
-				for s := 1; s <= 4; s++ {
-					r.Send(s, 0, int32(s), 1<<20)
-					r.SendAt(sim.Time(s)*2*units.Microsecond, s, (s%4)+1, int32(10+s), 30_000)
-				}
-				r.Do(20*units.Microsecond, func() {
-					var pr int64
-					for _, pt := range r.Net.HostPorts {
-						pr += pt.C.PFCPausesRecv
-					}
-					t.Logf("host ports paused %d times by 20us", pr)
-				})
-				return r, tr
-			}), drv.f)
-			saved += abCompare(t, "hpcc"+sfx, withRenum(func() (*fabrictest.Rig, *Transport) {
-				cfg := nicConfig(DCQCNParams{})
-				cfg.HPCC = *hpccParams()
-				sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 512 << 10, XON: 504 << 10, MaxPacketWire: 4178}
-				sw.Lossless[3] = true
-				r, tr := rigOn(t, 5, sw, cfg)
-				for s := 1; s <= 4; s++ {
-					r.SendAt(sim.Time(s)*300*units.Nanosecond, s, 0, int32(s), 1<<19)
-					r.SendAt(sim.Time(s)*5*units.Microsecond, 0, s, int32(10+s), 20_000)
-				}
-				return r, tr
-			}), drv.f)
-			saved += abCompare(t, "fail"+sfx, withRenum(func() (*fabrictest.Rig, *Transport) {
-				cfg := nicConfig(DCQCNParams{})
-				cfg.RTO = 50 * units.Microsecond
-				sw := &fabric.SwitchConfig{Buffer: 32 << 20, MaxPacketWire: 4178}
-				r, tr := rigOn(t, 4, sw, cfg)
-				r.Send(1, 0, 1, 1<<18)
-				r.Send(2, 0, 2, 1<<18)
-				r.SendAt(3*units.Microsecond, 1, 3, 3, 9000)
-				for k, at := range []sim.Time{1200, 2150, 4000, 7777} {
-					pt := r.Net.HostPorts[1+k%2]
-					if k == 2 {
-						pt = r.Net.HostPorts[0]
-					}
-					a := at * units.Nanosecond
-					r.Do(a, func() { r.Net.FailLink(pt) })
-					r.Do(a+3*units.Microsecond, func() { r.Net.RestoreLink(pt) })
-				}
-				return r, tr
-			}), drv.f)
-		}
+			return r, tr
+		}))
 	}
+	for _, c := range []struct{ slots, burst int }{{0, 1}, {1, 1}, {1, 4}, {2, 3}} {
+		cases = append(cases, idleCase(fmt.Sprintf("slots%d-%d", c.slots, c.burst), func() (*fabrictest.Rig, *Transport) {
+			dq, _ := Preset("tuned-final")
+			cfg := nicConfig(dq)
+			cfg.ActiveQPs, cfg.Burst = c.slots, c.burst
+			cfg.MaxInflight = 64 << 10
+			sw := pfcECN(512<<10, 504<<10)
+			r, tr := rigOn(t, 6, sw, cfg)
+			rng := sim.NewRNG(3, "ab")
+			m := int32(0)
+			for s := 0; s < 6; s++ {
+				for k := 0; k < 12; k++ {
+					d := rng.IntN(6)
+					if d == s {
+						d = (d + 1) % 6
+					}
+					r.SendAt(sim.Time(rng.IntN(40000))*units.Nanosecond/10, s, d, m, int64(1+rng.IntN(200_000)))
+					m++
+				}
+			}
+			return r, tr
+		}))
+	}
+	cases = append(cases, idleCase("pfc", func() (*fabrictest.Rig, *Transport) {
+		dq, _ := Preset("tuned-final")
+		cfg := nicConfig(dq)
+		cfg.ActiveQPs, cfg.Burst = 1, 2
+		sw := pfcECN(40<<10, 30<<10)
+		r, tr := rigOn(t, 5, sw, cfg)
+		for s := 1; s <= 4; s++ {
+			r.Send(s, 0, int32(s), 1<<20)
+			r.SendAt(sim.Time(s)*2*units.Microsecond, s, (s%4)+1, int32(10+s), 30_000)
+		}
+		r.Do(20*units.Microsecond, func() {
+			var pr int64
+			for _, pt := range r.Net.HostPorts {
+				pr += pt.C.PFCPausesRecv
+			}
+			t.Logf("host ports paused %d times by 20us", pr)
+		})
+		return r, tr
+	}))
+	cases = append(cases, idleCase("hpcc", func() (*fabrictest.Rig, *Transport) {
+		cfg := nicConfig(DCQCNParams{})
+		cfg.HPCC = *hpccParams()
+		sw := &fabric.SwitchConfig{Buffer: 32 << 20, XOFF: 512 << 10, XON: 504 << 10, MaxPacketWire: 4178}
+		sw.Lossless[3] = true
+		r, tr := rigOn(t, 5, sw, cfg)
+		for s := 1; s <= 4; s++ {
+			r.SendAt(sim.Time(s)*300*units.Nanosecond, s, 0, int32(s), 1<<19)
+			r.SendAt(sim.Time(s)*5*units.Microsecond, 0, s, int32(10+s), 20_000)
+		}
+		return r, tr
+	}))
+	cases = append(cases, idleCase("fail", func() (*fabrictest.Rig, *Transport) {
+		cfg := nicConfig(DCQCNParams{})
+		cfg.RTO = 50 * units.Microsecond
+		sw := &fabric.SwitchConfig{Buffer: 32 << 20, MaxPacketWire: 4178}
+		r, tr := rigOn(t, 4, sw, cfg)
+		r.Send(1, 0, 1, 1<<18)
+		r.Send(2, 0, 2, 1<<18)
+		r.SendAt(3*units.Microsecond, 1, 3, 3, 9000)
+		for k, at := range []sim.Time{1200, 2150, 4000, 7777} {
+			pt := r.Net.HostPorts[1+k%2]
+			if k == 2 {
+				pt = r.Net.HostPorts[0]
+			}
+			a := at * units.Nanosecond
+			r.Do(a, func() { r.Net.FailLink(pt) })
+			r.Do(a+3*units.Microsecond, func() { r.Net.RestoreLink(pt) })
+		}
+		return r, tr
+	}))
+	fabrictest.IdleMatrix(t, cases)
 }
 
 // pfcECN is a 32 MiB switch with PFC on priority 3 at xoff/xon and ECN
