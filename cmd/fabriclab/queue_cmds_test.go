@@ -338,11 +338,7 @@ func TestQueueSubmitAndCancel(t *testing.T) {
 	dir := t.TempDir()
 	scen := writeQueueScenario(t, dir)
 	db := filepath.Join(dir, "q.db")
-	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := newApp(&out, &errOut).execute(context.Background(), args)
-		return code, out.String(), errOut.String()
-	}
+	run := cli
 	if code, _, stderr := run("submit", scen, "--db", db); code != 0 || !strings.Contains(stderr, "queued as run 1: 20 jobs") {
 		t.Fatalf("submit: exit %d\n%s", code, stderr)
 	}
@@ -373,11 +369,7 @@ func TestSubmitRefusesWhatABuildWould(t *testing.T) {
 	dir := t.TempDir()
 	scen := writeQueueScenario(t, dir)
 	db := filepath.Join(dir, "q.db")
-	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := newApp(&out, &errOut).execute(context.Background(), args)
-		return code, out.String(), errOut.String()
-	}
+	run := cli
 	for _, c := range []struct {
 		sets []string
 		want string
@@ -402,4 +394,11 @@ func TestSubmitRefusesWhatABuildWould(t *testing.T) {
 	if code, _, stderr := run("submit", scen, "--db", db); code != 0 || !strings.Contains(stderr, "queued as run 1:") {
 		t.Errorf("submit: exit %d\n%s", code, stderr)
 	}
+}
+
+// cli runs the CLI on args and returns its exit code, stdout and stderr.
+func cli(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := newApp(&out, &errOut).execute(context.Background(), args)
+	return code, out.String(), errOut.String()
 }
