@@ -65,8 +65,8 @@ func Run(ctx context.Context, job scenario.Job, progress engine.Progress) (metri
 
 // Check refuses what run would refuse when it builds job, without
 // running it. A job on the flow engine must be one the flow engine can
-// express, within sim.memory_limit (flowRefusal: cheap, made for every
-// such job). A job with settings that
+// express, within sim.memory_limit (what flowRefusal checks: cheap, made
+// for every such job). A job with settings that
 // only a build can check — traffic engineering's equal-cost paths
 // (switch.forwarding: te, at most 4,096 per host pair) and
 // sim.telemetry.flows' ids, which name messages of the compiled workload —

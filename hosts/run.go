@@ -144,7 +144,13 @@ func (r *run) dialAll(ctx context.Context, used map[int]bool) error {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return fmt.Errorf("agent %s: %w", r.e.Inventory.Agents[i].Address, err)
+			// The agent client names the agent itself; a Dial that does
+			// not is named here, once.
+			name := "agent " + r.e.Inventory.Agents[i].Address + ": "
+			if strings.HasPrefix(err.Error(), name) {
+				return err
+			}
+			return fmt.Errorf("%s%w", name, err)
 		}
 	}
 	// Clocks one agent at a time: round trips measured side by side

@@ -396,7 +396,8 @@ func buildAllocs(j scenario.Job) (uint64, error) {
 // acknowledged clean, a ring of transport.uet.entropies values, made
 // during the run: the estimate counts it (sizeClass(4·entropies) a
 // connection; 256 KiB at the 65,536 allowed), within ±25% of a run's
-// peak heap. Spray keeps none: the estimates differ by exactly the rings.
+// peak heap. Spray keeps none: the estimates differ by exactly the rings,
+// and spraying over 16,256 connections is within ±25% too.
 func TestMemoryEstimateCountsUETEntropyRings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a job of about 70 MB")
@@ -433,5 +434,28 @@ func TestMemoryEstimateCountsUETEntropyRings(t *testing.T) {
 		float64(reps.Bytes)/1e6, float64(spray.Bytes)/1e6, float64(live)/1e6, ratio, r.Complete)
 	if !r.Complete || ratio < 0.75 || ratio > 1.25 {
 		t.Errorf("estimate %.2f× the peak over the run", ratio)
+	}
+
+	// The rest of UET's costs, where the connections dominate: spraying
+	// over 16,256 of them.
+	s2 := leafSpine(128, 32, 8)
+	s2.Transport.Kind = "uet"
+	s2.Workload.Kind, s2.Workload.Ranks = "alltoall", 128
+	many := job(s2, 256*units.KiB)
+	est, err := EstimateMemory(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _, s = peakHeap(t, func() (*Sim, error) {
+		s, err := Build(many)
+		if err == nil {
+			s.Run(context.Background(), nil)
+		}
+		return s, err
+	})
+	ratio = float64(est.Bytes) / float64(live)
+	t.Logf("spray, %d connections: estimate %.1f MB, peak over the run %.1f MB (%.2f×)", est.Conns, float64(est.Bytes)/1e6, float64(live)/1e6, ratio)
+	if !s.Result().Complete || est.Conns != 128*127 || ratio < 0.75 || ratio > 1.25 {
+		t.Errorf("spray: estimate %.2f× the peak over the run", ratio)
 	}
 }

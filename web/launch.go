@@ -583,14 +583,38 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 
 // shortPaths writes the paths in a launch's error relative to the folders
 // the server reads (the examples directory dir, the shared size
-// distributions): the page does not show where the server keeps them.
+// distributions): the page does not show where the server keeps them. A
+// folder is cut only where a path starts (the message's start, or after a
+// space, quote, parenthesis or colon), so that a longer path that merely
+// contains the folder's name is left whole.
 func shortPaths(msg, dir string) string {
 	for _, d := range []string{dir, os.Getenv(scenario.WorkloadsEnv)} {
-		if d != "" {
-			msg = strings.ReplaceAll(msg, filepath.Clean(d)+string(filepath.Separator), "")
+		if d == "" {
+			continue
+		}
+		forms := []string{filepath.Clean(d) + string(filepath.Separator)}
+		if abs, err := filepath.Abs(d); err == nil && abs+string(filepath.Separator) != forms[0] {
+			forms = append(forms, abs+string(filepath.Separator))
+		}
+		for _, f := range forms {
+			msg = cutAtPathStarts(msg, f)
 		}
 	}
 	return msg
+}
+
+// cutAtPathStarts removes prefix wherever a path starts with it in msg.
+func cutAtPathStarts(msg, prefix string) string {
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if strings.HasPrefix(msg[i:], prefix) && (i == 0 || strings.IndexByte(" \t\"'`(:", msg[i-1]) >= 0) {
+			i += len(prefix)
+			continue
+		}
+		b.WriteByte(msg[i])
+		i++
+	}
+	return b.String()
 }
 
 func nameOf(f *scenario.File, source string) string {

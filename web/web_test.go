@@ -539,6 +539,8 @@ func TestShortPaths(t *testing.T) {
 		{"/srv/ex/pasted.yaml:2:3: workload.kind: unknown", "pasted.yaml:2:3: workload.kind: unknown"},
 		{"/srv/lab/workloads/w5.txt:7: bad line (see /srv/ex/flows.txt)", "w5.txt:7: bad line (see flows.txt)"},
 		{"/srv/exx/a.yaml: other folder", "/srv/exx/a.yaml: other folder"},
+		{"/data/srv/ex/f.txt and /home/u/srv/ex/g: inside other paths", "/data/srv/ex/f.txt and /home/u/srv/ex/g: inside other paths"},
+		{`reads "/srv/ex/flows.txt" (line 3)`, `reads "flows.txt" (line 3)`},
 	} {
 		if got := shortPaths(c.in, "/srv/ex"); got != c.want {
 			t.Errorf("shortPaths(%q) = %q, want %q", c.in, got, c.want)

@@ -317,14 +317,15 @@ func (a *app) printNotes(p *plan, quiet bool) {
 	}
 }
 
-// printHostsNotes prints, for run --engine hosts, what each variant runs
-// otherwise on real hosts than on the simulator (hosts.Notes), once per
-// line, naming the variants when they differ.
+// printHostsNotes prints, for run --engine hosts, what the variants run
+// otherwise on real hosts than on the simulator (hosts.Notes): each note
+// once, naming the variants it is about unless it is about all of them.
 func (a *app) printHostsNotes(p *plan, f runFlags) {
 	if f.quiet {
 		return
 	}
-	seen := map[string]bool{}
+	var order []string
+	about := map[string][]string{}
 	done := map[int]bool{}
 	for _, j := range p.Jobs {
 		if j.Spec == nil || done[j.VariantIndex] {
@@ -332,14 +333,21 @@ func (a *app) printHostsNotes(p *plan, f runFlags) {
 		}
 		done[j.VariantIndex] = true
 		for _, n := range hosts.Notes(j.Spec, f.cc) {
-			if len(p.Variants) > 1 {
-				n = "variant " + j.Variant + ": " + n
+			if about[n] == nil {
+				order = append(order, n)
 			}
-			if !seen[n] {
-				seen[n] = true
-				fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", safetext.Terminal(n))
-			}
+			about[n] = append(about[n], j.Variant)
 		}
+	}
+	for _, n := range order {
+		if vs := about[n]; len(vs) < len(done) {
+			word := "variant "
+			if len(vs) > 1 {
+				word = "variants "
+			}
+			n = word + strings.Join(vs, ", ") + ": " + n
+		}
+		fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", safetext.Terminal(n))
 	}
 }
 

@@ -92,7 +92,8 @@ workload:
 }
 
 // run --engine hosts says, before it starts, what real hosts run
-// otherwise: a RoCE scenario measures kernel TCP there.
+// otherwise: a RoCE scenario measures kernel TCP there (one note for the
+// variants it is about); a job that cannot reach its agent names it once.
 func TestHostsEngineNotesTheTransport(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("0123456789abcdef0123\n"), 0o600); err != nil {
@@ -111,12 +112,22 @@ func TestHostsEngineNotesTheTransport(t *testing.T) {
 		code := newApp(&stdout, &stderr).execute(context.Background(), append([]string{"run", "../../examples/hosts-alltoall.yaml", "--engine", "hosts", "--agents", agents, "--no-store"}, args...))
 		return code, stderr.String()
 	}
+	// Every variant runs RoCE: one note, about all of them.
 	code, errOut := run("--set", "transport.kind=roce")
-	want := "fabriclab: note: variant alltoall: transport.kind roce runs as kernel TCP with each kernel's default congestion control on real hosts: transport.dcqcn and transport.hpcc settings are not applied"
-	if code != exitError || !strings.Contains(errOut, want) {
-		t.Errorf("roce on hosts: exit %d, stderr:\n%s\nwant the note %q", code, errOut, want)
+	want := "fabriclab: note: transport.kind roce runs as kernel TCP with each kernel's default congestion control on real hosts: transport.dcqcn and transport.hpcc settings are not applied"
+	if code != exitError || strings.Count(errOut, want) != 1 {
+		t.Errorf("roce on hosts: exit %d, stderr:\n%s\nwant the note %q once", code, errOut, want)
 	}
-	if _, errOut := run(); strings.Contains(errOut, "note: variant") {
+	// The failed jobs name the agent they could not reach, once.
+	if !strings.Contains(errOut, "agent 127.0.0.1:1: cannot connect") || strings.Contains(errOut, "agent 127.0.0.1:1: agent") {
+		t.Errorf("the dial error:\n%s", errOut)
+	}
+	// Half the variants on UET: the note names them.
+	_, errOut = run("--sweep", "transport.kind=tcp,uet")
+	if n := strings.Count(errOut, "transport.kind uet runs as kernel TCP"); n != 1 || !strings.Contains(errOut, "fabriclab: note: variants ") {
+		t.Errorf("a sweep over tcp and uet: %d uet notes, stderr:\n%s", n, errOut)
+	}
+	if _, errOut := run(); strings.Contains(errOut, "transport.kind") {
 		t.Errorf("tcp on hosts: a transport note:\n%s", errOut)
 	}
 }

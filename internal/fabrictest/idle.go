@@ -45,7 +45,8 @@ type IdleCase struct {
 
 // IdleMatrix runs every case through IdleAB four ways: in one run and in
 // 400 slices (IdleSliced), each without and with renumbering every 7
-// insertions; it fails t if Idle saved no event in any of them (it never
+// insertions from the end of Build on (it sets each case's Drive and
+// Renumber); it fails t if Idle saved no event in any of them (it never
 // said true).
 func IdleMatrix(t *testing.T, cases []IdleCase) {
 	t.Helper()
