@@ -2,6 +2,7 @@ package roce
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"fabriclab/fabric"
@@ -10,10 +11,20 @@ import (
 	"fabriclab/units"
 )
 
-// idleCase is a scenario of (rig, transport) for fabrictest.IdleMatrix.
+// idleCase is a scenario of (rig, transport) for fabrictest.IdleMatrix;
+// its State is each send QP's state (the NIC holds them by pointer).
 func idleCase(name string, build func() (*fabrictest.Rig, *Transport)) fabrictest.IdleCase {
-	return fabrictest.IdleCase{Name: name, Build: func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
+	var cur *Transport
+	state := func(h int) string {
+		var b strings.Builder
+		for _, q := range cur.NICs[h].send {
+			fmt.Fprintf(&b, "%+v\n", *q)
+		}
+		return b.String()
+	}
+	return fabrictest.IdleCase{Name: name, State: state, Build: func() (*fabrictest.Rig, []fabrictest.Host, func() string) {
 		r, tr := build()
+		cur = tr
 		hosts := make([]fabrictest.Host, len(tr.NICs))
 		for h, n := range tr.NICs {
 			if n != nil { // a typed nil would not be a nil Host
