@@ -65,8 +65,8 @@ func Run(ctx context.Context, job scenario.Job, progress engine.Progress) (metri
 
 // Check refuses what run would refuse when it builds job, without
 // running it. A job on the flow engine must be one the flow engine can
-// express, within sim.memory_limit (what flowRefusal checks: cheap, made
-// for every such job). A job with settings that
+// express, within sim.memory_limit (flowRefusal: cheap, made for every
+// such job). A job with settings that
 // only a build can check — traffic engineering's equal-cost paths
 // (switch.forwarding: te, at most 4,096 per host pair) and
 // sim.telemetry.flows' ids, which name messages of the compiled workload —
@@ -87,7 +87,7 @@ func check(job scenario.Job, fits bool) error {
 			return flowUnsupported(why)
 		}
 		if fits {
-			if err := fitsMemory(job); err != nil {
+			if err := Fits(job); err != nil {
 				return err
 			}
 		}
@@ -105,7 +105,11 @@ func check(job scenario.Job, fits bool) error {
 
 // Fits refuses, as a build of job would, a job whose workload cannot be
 // compiled or whose estimated memory is above its sim.memory_limit
-// (lab.EstimateMemory counts messages without building).
+// (lab.EstimateMemory counts messages without building). The estimate
+// counts the packet engine's state; the flow engine holds the same DAG,
+// plan and connections and less per connection (a 1,024-rank all-to-all
+// on a k=16 fat-tree: a peak heap of 1.05 GiB, sampled through the run,
+// against 1.15 estimated), so for it the check errs on the safe side.
 func Fits(job scenario.Job) error {
 	if job.Spec == nil {
 		return nil
@@ -135,34 +139,18 @@ func needsBuild(spec *scenario.Scenario) bool {
 }
 
 // flowRefusal is why the flow engine would refuse job before building
-// it: a job it cannot express (supports), or one above sim.memory_limit
-// (fitsMemory); nil if it would build it.
+// it: a job it cannot express (supports), or one that does not fit
+// (Fits); nil if it would build it.
 func flowRefusal(job scenario.Job) error {
 	if ok, why := supports(job); !ok {
 		return flowUnsupported(why)
 	}
-	return fitsMemory(job)
+	return Fits(job)
 }
 
 // flowUnsupported is the refusal of a job the flow engine cannot express.
 func flowUnsupported(why string) error {
 	return fmt.Errorf("sim.engine flow: %s; use sim.engine packet or auto", why)
-}
-
-// fitsMemory refuses a flow-engine job whose build would not fit
-// sim.memory_limit, before it allocates, as the packet engine's build does
-// (lab.EstimateMemory). The estimate counts the packet engine's state; the
-// flow engine holds the same DAG, plan and connections and less per
-// connection (a 1,024-rank all-to-all on a k=16 fat-tree: a peak heap of
-// 1.05 GiB, sampled through the run, against 1.15 estimated), so the
-// check errs on the safe side. A job the estimate cannot count is left to
-// the build, which says why.
-func fitsMemory(job scenario.Job) error {
-	e, err := lab.EstimateMemory(job)
-	if err != nil {
-		return nil
-	}
-	return e.Check(int64(job.Spec.Sim.MemoryLimit))
 }
 
 // With returns job running on engine name (packet, flow or auto) instead

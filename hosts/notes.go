@@ -7,15 +7,13 @@ import (
 )
 
 // Notes says what of spec real hosts run otherwise than the simulator:
-// they run kernel TCP between their NICs, with the congestion control cc
-// asks for (run --cc; "": what the run would ask for), so a scenario
+// they run kernel TCP between their NICs, with the congestion control the
+// run asks for (kernelCC: run --cc, given as cc), so a scenario
 // written for another transport measures TCP there. run --engine hosts
 // prints them before it starts.
 func Notes(spec *scenario.Scenario, cc string) []string {
 	kind := spec.Transport.Kind
-	if cc == "" && kind == "dctcp" {
-		cc = "dctcp"
-	}
+	cc = kernelCC(kind, cc)
 	ccText := "each kernel's default congestion control"
 	if cc != "" {
 		ccText = "congestion control " + cc

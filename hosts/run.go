@@ -200,11 +200,16 @@ func (r *run) wallLimit() time.Duration {
 const maxWall = 10*time.Minute - 10*time.Second
 
 // cc is the congestion control the run asks the kernels for.
-func (r *run) cc() string {
-	if r.e.CC != "" {
-		return r.e.CC
+func (r *run) cc() string { return kernelCC(r.p.Job.Spec.Transport.Kind, r.e.CC) }
+
+// kernelCC is the congestion control a run of transport kind asks the
+// kernels for: flag (run --cc) if given, dctcp for transport.kind dctcp,
+// else "" (each kernel's default).
+func kernelCC(kind, flag string) string {
+	if flag != "" {
+		return flag
 	}
-	if r.p.Job.Spec.Transport.Kind == "dctcp" {
+	if kind == "dctcp" {
 		return "dctcp"
 	}
 	return ""
