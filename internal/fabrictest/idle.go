@@ -11,7 +11,7 @@ import (
 )
 
 // A NIC's Idle lets its host port skip scheduling the frame ends it would
-// only pull nothing at (fabric.Feeder). IdleAB runs a scenario twice, with
+// only pull nothing at (fabric.Feeder). idleAB runs a scenario twice, with
 // every NIC's Idle as it is and with Idle forced false (every end
 // scheduled, as if Idle did not exist), and wants the same run: the same
 // packets pulled in the same order at the same times, the same deliveries,
@@ -25,7 +25,7 @@ type Host interface {
 	fabric.Feeder
 }
 
-// IdleCase is one scenario of IdleAB.
+// IdleCase is one scenario of idleAB.
 type IdleCase struct {
 	Name string
 	// Build makes the rig with its transport attached and the messages
@@ -43,8 +43,8 @@ type IdleCase struct {
 	State func(h int) string
 }
 
-// IdleMatrix runs every case through IdleAB four ways: in one run and in
-// 400 slices (IdleSliced), each without and with renumbering every 7
+// IdleMatrix runs every case through idleAB four ways: in one run and in
+// 400 slices (idleSliced), each without and with renumbering every 7
 // insertions from the end of Build on (it sets each case's Drive and
 // Renumber); it fails t if Idle saved no event in any of them (it never
 // said true).
@@ -55,11 +55,11 @@ func IdleMatrix(t *testing.T, cases []IdleCase) {
 		for _, drive := range []struct {
 			name string
 			f    func(*Rig)
-		}{{"all", nil}, {"sliced", IdleSliced}} {
+		}{{"all", nil}, {"sliced", idleSliced}} {
 			for _, c := range cases {
 				c.Name = fmt.Sprintf("%s/renum%d/%s", c.Name, renum, drive.name)
 				c.Renumber, c.Drive = renum, drive.f
-				saved += IdleAB(t, c)
+				saved += idleAB(t, c)
 			}
 		}
 	}
@@ -68,18 +68,18 @@ func IdleMatrix(t *testing.T, cases []IdleCase) {
 	}
 }
 
-// IdleSliced drives a rig in 400 slices of 997 ns, then to the end: runs
+// idleSliced drives a rig in 400 slices of 997 ns, then to the end: runs
 // that stop and start again between a reserved frame end and its time.
-func IdleSliced(r *Rig) {
+func idleSliced(r *Rig) {
 	for k := 1; k < 400; k++ {
 		r.Sched.Run(sim.Time(k) * 997 * units.Nanosecond)
 	}
 	r.Run(-1)
 }
 
-// IdleAB runs c both ways, reports any difference on t, and returns how
+// idleAB runs c both ways, reports any difference on t, and returns how
 // many events Idle saved.
-func IdleAB(t *testing.T, c IdleCase) int64 {
+func idleAB(t *testing.T, c IdleCase) int64 {
 	t.Helper()
 	a, ea, _ := idleRun(t, c, true)
 	b, eb, calls := idleRun(t, c, false)
