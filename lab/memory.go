@@ -765,6 +765,7 @@ type costs struct {
 	explainMsg                         int64
 	port, sw                           int64
 	roce, tcp, homa, uet               transportCosts
+	hpcc                               int64    // a RoCE QP's HPCC state, with HPCC on
 	missing                            []string // fields not found (the fallbacks were used)
 }
 
@@ -800,6 +801,16 @@ func (c *costs) transport(kind string, spec *scenario.Scenario) transportCosts {
 		return t.costs(c, spec)
 	}
 	return c.roce
+}
+
+// roceCosts is RoCE's costs for spec: with HPCC each send QP has its
+// HPCC state too (its own object; a QP of the other runs has none).
+func (c *costs) roceCosts(spec *scenario.Scenario) transportCosts {
+	t := c.roce
+	if spec != nil && scenario.HPCCParams(spec).Enabled {
+		t.conn += c.hpcc
+	}
+	return t
 }
 
 // uetCosts is UET's costs for spec: with REPS each connection that has had
@@ -872,6 +883,7 @@ var memCosts = sync.OnceValue(func() *costs {
 		active: sz(rn, "active.buf[]", 8),
 		posted: sizeClass(sz(rn, "send[]*.msgs[]", 32)),
 	}
+	c.hpcc = sizeClass(int64(unsafe.Sizeof(roce.HPCC{})))
 	// TCP: both halves and their state machines; a posted message is
 	// framed at both ends.
 	tn := reflect.TypeFor[tcp.NIC]()

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"fabriclab/scenario"
+	"fabriclab/transport/roce"
 	"fabriclab/units"
 	"fabriclab/workload"
 )
@@ -153,6 +154,11 @@ func memoryCases(t *testing.T) []struct {
 	// An all-to-all: every message its own QP, all posted at once.
 	s = collective(384, "alltoall", "direct")
 	cases = append(cases, tc{"alltoall-direct", job(s, 384*units.MiB), 0})
+
+	// The same over HPCC: each send QP has its HPCC state besides.
+	s = collective(256, "alltoall", "direct")
+	s.Transport.CC = "hpcc"
+	cases = append(cases, tc{"alltoall-hpcc", job(s, 256*units.MiB), 0})
 
 	// The same over DCTCP connections.
 	s = collective(256, "alltoall", "direct")
@@ -457,5 +463,42 @@ func TestMemoryEstimateCountsUETEntropyRings(t *testing.T) {
 	t.Logf("spray, %d connections: estimate %.1f MB, peak over the run %.1f MB (%.2f×)", est.Conns, float64(est.Bytes)/1e6, float64(live)/1e6, ratio)
 	if !s.Result().Complete || est.Conns != 128*127 || ratio < 0.75 || ratio > 1.25 {
 		t.Errorf("spray: estimate %.2f× the peak over the run", ratio)
+	}
+}
+
+// A RoCE QP carries HPCC's state only when HPCC is on: the estimates of
+// the same all-to-all with and without it differ by exactly one HPCC
+// object per connection, and so, within 25%, do the built heaps (65,280
+// QPs, 18.8 MB of HPCC state).
+func TestMemoryEstimateCountsHPCCState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two jobs of about 65 MB")
+	}
+	a2a := func(cc string) scenario.Job {
+		s := leafSpine(256, 32, 8)
+		s.Workload = scenario.Defaults().Workload
+		s.Workload.Kind, s.Workload.Algorithm, s.Workload.Ranks = "alltoall", "direct", 256
+		s.Transport.CC = cc
+		return job(s, 256*units.MiB)
+	}
+	dcqcn, err := EstimateMemory(a2a(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hpcc, err := EstimateMemory(a2a("hpcc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := sizeClass(int64(unsafe.Sizeof(roce.HPCC{})))
+	if want := hpcc.Conns * per; hpcc.Bytes-dcqcn.Bytes != want || hpcc.Conns != 256*255 {
+		t.Fatalf("hpcc estimates %d bytes more than dcqcn over %d connections, want %d", hpcc.Bytes-dcqcn.Bytes, hpcc.Conns, want)
+	}
+	realD, _, _ := peakHeap(t, func() (*Sim, error) { return Build(a2a("")) })
+	realH, _, _ := peakHeap(t, func() (*Sim, error) { return Build(a2a("hpcc")) })
+	diff := float64(realH - realD)
+	want := float64(hpcc.Conns * per)
+	t.Logf("built heaps %.1f MB (dcqcn) and %.1f MB (hpcc): %.1f MB apart, HPCC state %.1f MB", float64(realD)/1e6, float64(realH)/1e6, diff/1e6, want/1e6)
+	if diff < 0.75*want || diff > 1.25*want {
+		t.Errorf("the built heaps differ by %.1f MB, want about %.1f MB", diff/1e6, want/1e6)
 	}
 }

@@ -42,7 +42,7 @@ var transports = map[string]struct {
 	// costs is the transport's for spec (nil: its NICs' alone).
 	costs func(c *costs, spec *scenario.Scenario) transportCosts
 }{
-	"roce":  {newRoCELayer, func(c *costs, _ *scenario.Scenario) transportCosts { return c.roce }},
+	"roce":  {newRoCELayer, (*costs).roceCosts},
 	"homa":  {newHomaLayer, func(c *costs, _ *scenario.Scenario) transportCosts { return c.homa }},
 	"uet":   {newUETLayer, (*costs).uetCosts},
 	"dctcp": {newTCPLayer, func(c *costs, _ *scenario.Scenario) transportCosts { return c.tcp }},

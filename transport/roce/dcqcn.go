@@ -118,7 +118,7 @@ type ReactionPoint struct {
 	ended     bool
 	idleAlpha units.Duration
 
-	p DCQCNParams // last: the fields above are the per-packet ones
+	p *DCQCNParams // capped for the line rate (ForLine); shared by a NIC's QPs
 }
 
 // NewReactionPoint returns a reaction point for a QP on a link of lineRate.
@@ -130,24 +130,39 @@ func NewReactionPoint(p DCQCNParams, lineRate units.Rate) *ReactionPoint {
 
 // Init (re)initialises r in place, so a QP can embed a ReactionPoint by
 // value. MinRate and RateOnFirstCNP above the line rate are capped to it.
+// r keeps its own copy of the capped parameters; InitShared shares one.
 func (r *ReactionPoint) Init(p DCQCNParams, lineRate units.Rate) {
-	if lineRate < 0 {
-		lineRate = 0
+	lineRate = max(lineRate, 0)
+	own := p.ForLine(lineRate)
+	r.init(&own, lineRate)
+}
+
+// InitShared is Init with parameters that ForLine(lineRate) made, which
+// every reaction point on such a link may share: a NIC's QPs then point
+// at one copy instead of carrying 150 bytes each. It panics if p is not
+// what ForLine gives (a caller's bug, not an input's).
+func (r *ReactionPoint) InitShared(p *DCQCNParams, lineRate units.Rate) {
+	lineRate = max(lineRate, 0)
+	if *p != p.ForLine(lineRate) {
+		panic("roce: InitShared with parameters not capped for the line rate")
 	}
-	if p.MinRate > lineRate {
-		p.MinRate = lineRate
-	}
-	if p.MinRate < 0 {
-		p.MinRate = 0
-	}
-	if p.RateOnFirstCNP > lineRate {
-		p.RateOnFirstCNP = lineRate
-	}
+	r.init(p, lineRate)
+}
+
+func (r *ReactionPoint) init(p *DCQCNParams, lineRate units.Rate) {
 	*r = ReactionPoint{p: p, line: lineRate, rc: lineRate, rt: lineRate, alpha: p.InitialAlpha, incAt: NoDeadline}
 }
 
+// ForLine is p as a reaction point on a link of lineRate (≥ 0) runs it:
+// MinRate and RateOnFirstCNP capped to the line rate, MinRate at least 0.
+func (p DCQCNParams) ForLine(lineRate units.Rate) DCQCNParams {
+	p.MinRate = min(max(p.MinRate, 0), lineRate)
+	p.RateOnFirstCNP = min(p.RateOnFirstCNP, lineRate)
+	return p
+}
+
 // Params returns the parameters r runs with (after Init's capping).
-func (r *ReactionPoint) Params() DCQCNParams { return r.p }
+func (r *ReactionPoint) Params() DCQCNParams { return *r.p }
 
 // LineRate is the rate of the QP's link.
 func (r *ReactionPoint) LineRate() units.Rate { return r.line }

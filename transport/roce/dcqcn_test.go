@@ -536,10 +536,17 @@ func TestReactionPointDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations per call sequence", allocs)
 	}
+	// Init makes r its own copy of the parameters; InitShared, what a
+	// NIC's QPs use, shares the NIC's and allocates nothing.
 	var embedded struct{ rp ReactionPoint }
-	allocs = testing.AllocsPerRun(100, func() { embedded.rp.Init(mustPreset(t, "default"), line400) })
+	shared := mustPreset(t, "default").ForLine(line400)
+	allocs = testing.AllocsPerRun(100, func() { embedded.rp.InitShared(&shared, line400) })
 	if allocs != 0 {
-		t.Fatalf("Init allocates %v", allocs)
+		t.Fatalf("InitShared allocates %v", allocs)
+	}
+	allocs = testing.AllocsPerRun(100, func() { embedded.rp.Init(mustPreset(t, "default"), line400) })
+	if allocs != 1 {
+		t.Fatalf("Init allocates %v, want its one copy of the parameters", allocs)
 	}
 }
 

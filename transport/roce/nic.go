@@ -95,7 +95,9 @@ func New(net *fabric.Network, cfg Config) *Transport {
 		cfg.ControlWire = DefaultControlWire
 	}
 	t := &Transport{cfg: cfg}
-	t.Attach(net, func(_ int, pt *fabric.Port) *NIC { return &NIC{t: t, lineRate: pt.Rate} })
+	t.Attach(net, func(_ int, pt *fabric.Port) *NIC {
+		return &NIC{t: t, lineRate: pt.Rate, dcqcn: t.cfg.DCQCN.ForLine(max(pt.Rate, 0))}
+	})
 	return t
 }
 
@@ -114,7 +116,7 @@ func (t *Transport) Connect(src, dst int) QP {
 	d.recv[ri].Init(&t.cfg)
 	si := int32(len(s.send))
 	q := &sendQP{nic: s, idx: si, dst: int32(dst), peer: ri, entropy: si}
-	q.Sender.Init(&t.cfg, s.lineRate)
+	q.Sender.InitShared(&t.cfg, s.lineRate, &s.dcqcn)
 	if t.cfg.HPCC.Enabled && t.cfg.HPCC.BaseRTT == 0 {
 		q.Sender.SetBaseRTT(t.Net.BaseRTT(src, dst, t.cfg.MTU+t.cfg.Overhead, t.cfg.ControlWire))
 	}
@@ -162,8 +164,11 @@ type NIC struct {
 	nic.Host
 	t        *Transport
 	lineRate units.Rate
-	send     []*sendQP
-	recv     []recvQP
+	// dcqcn is the DCQCN parameters capped for lineRate, which every QP
+	// sending from this NIC shares (ReactionPoint.InitShared).
+	dcqcn DCQCNParams
+	send  []*sendQP
+	recv  []recvQP
 
 	active  ring.Ring[*sendQP] // QPs with data that may be ready to send
 	waiting qpHeap             // QPs held back by their rate limiter, by SendAt
@@ -190,10 +195,12 @@ type sendQP struct {
 	// SetEntropy chose another).
 	entropy int32
 
+	// The flags side by side, so that they share one word: a QP is 352
+	// bytes, a size class of its own (with padding between them, 384).
 	inActive bool
-	heapIdx  int  // 1 + index in the NIC's waiting heap, 0 if not there
 	slot     bool // holds one of the NIC's send slots (Config.ActiveQPs)
 	slotWait bool // is in the NIC's queue for a send slot
+	heapIdx  int  // 1 + index in the NIC's waiting heap, 0 if not there
 
 	rto  sim.Timer // the retransmission timer's pending event
 	rate sim.Timer // the pending event of DCQCN's timers

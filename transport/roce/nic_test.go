@@ -384,3 +384,37 @@ func TestRenumberingChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A NIC's QPs share one copy of the DCQCN parameters, capped for the
+// NIC's line rate (a rate on first CNP and a floor above 400G come down to
+// it), and carry no HPCC state unless HPCC is on; InitShared refuses
+// parameters ForLine would change.
+func TestQPsShareTheirNICsParameters(t *testing.T) {
+	dq := mustPreset(t, "default")
+	dq.RateOnFirstCNP, dq.MinRate = 800*units.Gbps, 500*units.Gbps
+	_, tr := rig(t, 3, nicConfig(dq))
+	a, b := tr.Connect(0, 1), tr.Connect(0, 2)
+	qa, qb := tr.NICs[0].send[a.idx], tr.NICs[0].send[b.idx]
+	if qa.rp.p != qb.rp.p || qa.rp.p != &tr.NICs[0].dcqcn {
+		t.Fatal("two QPs of one NIC do not share its parameters")
+	}
+	if got := qa.ReactionPoint().Params(); got.RateOnFirstCNP != 400*units.Gbps || got.MinRate != 400*units.Gbps || got.AlphaG != dq.AlphaG {
+		t.Fatalf("shared parameters %+v, want the preset capped at 400G", got)
+	}
+	if qa.HPCC() != nil {
+		t.Fatal("a DCQCN QP has HPCC state")
+	}
+	cfg := nicConfig(DCQCNParams{})
+	cfg.HPCC = HPCCParams{Enabled: true, Eta: 0.95, MaxStage: 5, RateAI: 50 * units.Mbps, MinRate: 100 * units.Mbps, BaseRTT: 10 * units.Microsecond}
+	_, th := rig(t, 2, cfg)
+	if q := th.NICs[0].send[th.Connect(0, 1).idx]; q.HPCC() == nil || q.HPCC().Rate() != 400*units.Gbps {
+		t.Fatal("an HPCC QP has no HPCC state at line rate")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("InitShared took parameters not capped for the line rate")
+		}
+	}()
+	var r ReactionPoint
+	r.InitShared(&dq, 400*units.Gbps)
+}

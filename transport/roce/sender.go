@@ -85,7 +85,10 @@ type Sender struct {
 	rtoDeadline sim.Time
 
 	rp ReactionPoint
-	hp HPCC // Config.HPCC.Enabled: the rate and window come from here
+	// hp is HPCC's state when Config.HPCC.Enabled (the rate and window
+	// come from it then), else nil: a QP of the other runs does not carry
+	// its 264 bytes (a third of a QP; a 512-rank all-to-all has 262,144).
+	hp *HPCC
 }
 
 type qmsg struct {
@@ -121,8 +124,22 @@ func NewSender(cfg *Config, lineRate units.Rate) *Sender {
 func (s *Sender) Init(cfg *Config, lineRate units.Rate) {
 	*s = Sender{cfg: cfg}
 	s.rp.Init(cfg.DCQCN, lineRate)
-	if cfg.HPCC.Enabled {
-		s.hp.Init(&cfg.HPCC, lineRate, cfg.HPCC.BaseRTT)
+	s.initHPCC(lineRate)
+}
+
+// InitShared is Init with cfg.DCQCN capped for lineRate
+// (DCQCNParams.ForLine) in dcqcn, which the reaction point shares
+// (ReactionPoint.InitShared): what a NIC gives each of its QPs.
+func (s *Sender) InitShared(cfg *Config, lineRate units.Rate, dcqcn *DCQCNParams) {
+	*s = Sender{cfg: cfg}
+	s.rp.InitShared(dcqcn, lineRate)
+	s.initHPCC(lineRate)
+}
+
+func (s *Sender) initHPCC(lineRate units.Rate) {
+	if s.cfg.HPCC.Enabled {
+		s.hp = new(HPCC)
+		s.hp.Init(&s.cfg.HPCC, lineRate, s.cfg.HPCC.BaseRTT)
 	}
 }
 
@@ -321,8 +338,9 @@ func (s *Sender) OnINT(psn int64, rec *fabric.INTRecord) bool {
 	return s.cfg.HPCC.Enabled && s.hp.OnAck(psn, s.maxNxt, rec)
 }
 
-// HPCC is the QP's HPCC state (for inspection and tests).
-func (s *Sender) HPCC() *HPCC { return &s.hp }
+// HPCC is the QP's HPCC state (for inspection and tests), nil unless
+// Config.HPCC.Enabled.
+func (s *Sender) HPCC() *HPCC { return s.hp }
 
 // ReactionPoint is the QP's DCQCN state (for inspection and tests).
 func (s *Sender) ReactionPoint() *ReactionPoint { return &s.rp }
