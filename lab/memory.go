@@ -876,7 +876,7 @@ var memCosts = sync.OnceValue(func() *costs {
 	rn := reflect.TypeFor[roce.NIC]()
 	c.roce = transportCosts{
 		nic:    sizeClass(int64(rn.Size())),
-		conn:   sizeClass(sz(rn, "send[]*", 416)),
+		conn:   sizeClass(sz(rn, "send[]*", 352)),
 		send:   ptr,
 		recv:   sz(rn, "recv[]", 104),
 		handle: int64(unsafe.Sizeof(roce.QP{})),

@@ -236,6 +236,18 @@ func TestMemoryEstimateTracksTheRealPeak(t *testing.T) {
 			real += tc.held
 			alloc += tc.held
 			ratio := float64(est.Bytes) / float64(real)
+			// The sampled live heap can only overstate the peak: objects
+			// allocated while a collection is marking count as live for
+			// it, and on a loaded machine marking overlaps more of the
+			// build's short-lived garbage. A low ratio is measured again
+			// (twice at most) and the lowest peak kept; a real
+			// underestimate stays low every time.
+			for try := 0; try < 2 && ratio < 0.75; try++ {
+				again, _, _ := peakHeap(t, func() (*Sim, error) { return Build(tc.job) })
+				if again += tc.held; again < real {
+					real, ratio = again, float64(est.Bytes)/float64(again)
+				}
+			}
 			t.Logf("%s messages, %s edges, %s connections: estimate %.1f MB, real peak %.1f MB (%.2f×), with garbage %.1f MB",
 				commas(est.Messages), commas(est.Edges), commas(est.Conns), float64(est.Bytes)/1e6, float64(real)/1e6, ratio, float64(alloc)/1e6)
 			if got := int64(len(s.DAG.Msgs)); got != est.Messages && tc.job.Spec.Workload.Kind != "messages" {

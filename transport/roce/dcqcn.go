@@ -139,7 +139,7 @@ func (r *ReactionPoint) Init(p DCQCNParams, lineRate units.Rate) {
 
 // InitShared is Init with parameters that ForLine(lineRate) made, which
 // every reaction point on such a link may share: a NIC's QPs then point
-// at one copy instead of carrying 150 bytes each. It panics if p is not
+// at one copy instead of carrying 136 bytes each. It panics if p is not
 // what ForLine gives (a caller's bug, not an input's).
 func (r *ReactionPoint) InitShared(p *DCQCNParams, lineRate units.Rate) {
 	lineRate = max(lineRate, 0)

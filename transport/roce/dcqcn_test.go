@@ -536,8 +536,9 @@ func TestReactionPointDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations per call sequence", allocs)
 	}
-	// Init makes r its own copy of the parameters; InitShared, what a
-	// NIC's QPs use, shares the NIC's and allocates nothing.
+	// Init gives r its own copy of the parameters (one allocation at
+	// most); InitShared, what a NIC's QPs use, shares the NIC's and
+	// allocates nothing.
 	var embedded struct{ rp ReactionPoint }
 	shared := mustPreset(t, "default").ForLine(line400)
 	allocs = testing.AllocsPerRun(100, func() { embedded.rp.InitShared(&shared, line400) })
@@ -545,8 +546,8 @@ func TestReactionPointDoesNotAllocate(t *testing.T) {
 		t.Fatalf("InitShared allocates %v", allocs)
 	}
 	allocs = testing.AllocsPerRun(100, func() { embedded.rp.Init(mustPreset(t, "default"), line400) })
-	if allocs != 1 {
-		t.Fatalf("Init allocates %v, want its one copy of the parameters", allocs)
+	if allocs > 1 {
+		t.Fatalf("Init allocates %v, want at most its one copy of the parameters", allocs)
 	}
 }
 
