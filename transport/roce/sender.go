@@ -87,7 +87,8 @@ type Sender struct {
 	rp ReactionPoint
 	// hp is HPCC's state when Config.HPCC.Enabled (the rate and window
 	// come from it then), else nil: a QP of the other runs does not carry
-	// its 280 bytes (most of a QP; a 512-rank all-to-all has 262,144).
+	// its 280 bytes (the QP itself is 352; a 512-rank all-to-all has
+	// 262,144).
 	hp *HPCC
 }
 
