@@ -37,6 +37,7 @@ var state struct {
 	off     bool   // disabled by the environment or the kernel's setting, or the kernel refused
 	checked bool   // the environment and the kernel's setting have been read
 	done    uint64 // mapped memory when the heap was last advised
+	advices int    // how many times Maintain has advised the heap
 	sample  []metrics.Sample
 	// collapsed are the ranges already folded into huge pages (or given
 	// up on), sorted and disjoint: each call collapses only what the heap
@@ -76,6 +77,7 @@ func Maintain() {
 		return
 	}
 	state.done = mapped
+	state.advices++
 	if !advise() {
 		state.off = true
 	}
@@ -91,7 +93,7 @@ func due(mapped, done uint64) bool {
 func reset() {
 	state.Lock()
 	defer state.Unlock()
-	state.off, state.checked, state.done, state.collapsed, state.retries = false, false, 0, nil, 0
+	state.off, state.checked, state.done, state.advices, state.collapsed, state.retries = false, false, 0, 0, nil, 0
 }
 
 // madviseMode reports whether the kernel's transparent huge page setting
