@@ -194,10 +194,20 @@ func TestHostSwitchHostArrivalIsTxPlusDelayPerHop(t *testing.T) {
 // a slower or faster output link.
 func TestPipeDeliversInOrderAtSerializationSpacing(t *testing.T) {
 	sizes := []int32{mtuW, 146, 1582, 9082, 64, mtuW, 2000}
-	for _, tc := range []struct{ in, out units.Rate }{
-		{g400, g400}, {g400, g100}, {g100, g400},
+	for _, tc := range []struct {
+		in, out  units.Rate
+		observed bool // an Observer hears each packet's wait in the switch
+	}{
+		{g400, g400, false}, {g400, g100, false}, {g100, g400, false},
+		// With an observer a packet's enq holds its queueing start in the
+		// switch and the next packet's arrival on a wire, in turn.
+		{g400, g100, true}, {g100, g400, true},
 	} {
 		b := newStar(lossy(), us, tc.in, tc.out)
+		var waits []sim.Time
+		if tc.observed {
+			b.net.SetObserver(waitLog{&waits})
+		}
 		const n = 200
 		for k := 0; k < n; k++ {
 			b.hosts[0].queue(1, 1, sizes[k%len(sizes)], 3)
@@ -221,6 +231,9 @@ func TestPipeDeliversInOrderAtSerializationSpacing(t *testing.T) {
 			if want := egressDone + us; r.at != want {
 				t.Fatalf("%v→%v: packet %d at %d ps, want %d", tc.in, tc.out, k, r.at, want)
 			}
+			if tc.observed && (len(waits) <= k || waits[k] != start-arriveSw) {
+				t.Fatalf("%v→%v: packet %d's wait in the switch not heard as %d ps (heard %d waits)", tc.in, tc.out, k, start-arriveSw, len(waits))
+			}
 		}
 		b.checkEnd(t)
 	}
@@ -236,6 +249,13 @@ func TestPipeDeliversInOrderAtSerializationSpacing(t *testing.T) {
 			t.Fatalf("packets %d,%d spaced %d ps, want %d", k-1, k, d, t400)
 		}
 	}
+}
+
+// waitLog is an Observer that keeps each data packet's wait in a switch.
+type waitLog struct{ waits *[]sim.Time }
+
+func (l waitLog) Queued(_ *fabric.Packet, _ *fabric.Port, wait, _ sim.Time) {
+	*l.waits = append(*l.waits, wait)
 }
 
 // A pipe is a FIFO with only its head scheduled: with hundreds of packets

@@ -81,7 +81,11 @@ type Packet struct {
 	Msg int32
 	// enq and enqPaused are when the packet joined its current egress queue
 	// and how long that queue's priority had been paused by then (for
-	// Observer).
+	// Observer). On a wire, where no observer reads it, enq is instead
+	// the arrival time of the packet behind this one on the same wire
+	// (set when that one is sent): the port schedules the next arrival
+	// from the packet it delivers, which it has in the cache, rather than
+	// from the next one, which has most likely left it since it was sent.
 	enq, enqPaused sim.Time
 	SentAt         sim.Time // when the sender put it on the wire
 

@@ -2,8 +2,10 @@ package fabric
 
 import (
 	"math/bits"
+	"unsafe"
 
 	"fabriclab/counters"
+	"fabriclab/internal/prefetch"
 	"fabriclab/sim"
 	"fabriclab/units"
 )
@@ -262,6 +264,10 @@ func (pt *Port) trySend(now sim.Time) {
 		p = q.pop()
 		if q.head == nil {
 			pt.queued &^= 1 << pr
+		} else {
+			// Its next packet goes a frame time from now, when it will
+			// have been in the cache for a while.
+			prefetch.Line(unsafe.Pointer(q.head))
 		}
 		pt.queues[pr].bytes -= int64(p.Wire)
 		pt.total -= int64(p.Wire)
@@ -309,8 +315,12 @@ func (pt *Port) trySend(now sim.Time) {
 	pt.txPackets++
 	pt.txBytes += int64(p.Wire)
 	p.arrival = now + tx + pt.Delay
-	empty := pt.pipe.head == nil
+	tail := pt.pipe.tail
+	empty := tail == nil
 	pt.pipe.push(p)
+	if tail != nil {
+		tail.enq = p.arrival // the arrival after tail's (Packet.enq)
+	}
 	pt.txQueued = !reserve
 	if reserve {
 		pt.txAt = now + tx
@@ -334,7 +344,12 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		}
 		p := pt.pipe.pop()
 		if h := pt.pipe.head; h != nil {
-			pt.net.Sched.At(h.arrival, pt, evArrive)
+			// h.arrival, kept in p (Packet.enq), without reading h: a
+			// packet sent a link delay ago is rarely still in the cache.
+			// It is asked for now and read when it arrives, a frame time
+			// later.
+			prefetch.Line(unsafe.Pointer(h))
+			pt.net.Sched.At(p.enq, pt, evArrive)
 		}
 		pt.to.Receive(p, pt.Peer)
 	case evPFC:
