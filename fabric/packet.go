@@ -42,8 +42,8 @@ func (k Kind) String() string {
 // The fields up to INT are what the fabric reads and writes on every
 // hop; Msg, PSN and Hdr are the transport's header, which the fabric only
 // carries (Msg is also read by observers such as explain mode); enq and
-// enqPaused are written only for an Observer and SentAt only by the
-// sending host. Hdr is
+// enqPaused are written for an Observer (and enq for the wire, see
+// below) and SentAt only by the sending host. Hdr is
 // laid out by each transport (transport/roce, tcp and homa document
 // theirs), so protocol-specific fields do not pile up here. The order
 // keeps everything a switch touches in the first 64 bytes of the 128 a
