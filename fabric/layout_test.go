@@ -65,3 +65,24 @@ func TestSwitchLayout(t *testing.T) {
 		t.Errorf("cfg at %d, Ports ending at %d: not in the second line", first, last)
 	}
 }
+
+// A hop reads and writes one line of a packet: the fields up to INT and
+// enq, which holds the next arrival while the packet is on a wire.
+// Packets are 128-byte objects, which start on a line.
+func TestPacketLayout(t *testing.T) {
+	var p Packet
+	if s := unsafe.Sizeof(p); s > 128 {
+		t.Errorf("Packet is %d bytes, more than its 128-byte size class", s)
+	}
+	for name, end := range map[string]uintptr{
+		"next":    unsafe.Offsetof(p.next) + unsafe.Sizeof(p.next),
+		"arrival": unsafe.Offsetof(p.arrival) + unsafe.Sizeof(p.arrival),
+		"INT":     unsafe.Offsetof(p.INT) + unsafe.Sizeof(p.INT),
+		"enq":     unsafe.Offsetof(p.enq) + unsafe.Sizeof(p.enq),
+		"DstQP":   unsafe.Offsetof(p.DstQP) + unsafe.Sizeof(p.DstQP),
+	} {
+		if end > 64 {
+			t.Errorf("%s ends at byte %d: not in the first line", name, end)
+		}
+	}
+}

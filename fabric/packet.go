@@ -39,15 +39,15 @@ func (k Kind) String() string {
 // Packet is one frame. Packets come from a Pool and go back to it when
 // consumed or dropped; nothing on the per-packet path allocates.
 //
-// The fields up to INT are what the fabric reads and writes on every
-// hop; Msg, PSN and Hdr are the transport's header, which the fabric only
-// carries (Msg is also read by observers such as explain mode); enq and
-// enqPaused are written for an Observer (and enq for the wire, see
-// below) and SentAt only by the sending host. Hdr is
-// laid out by each transport (transport/roce, tcp and homa document
-// theirs), so protocol-specific fields do not pile up here. The order
-// keeps everything a switch touches in the first 64 bytes of the 128 a
-// packet takes: a hop reads one cache line of it, not two.
+// The fields up to INT, and enq (the next arrival on a wire), are what
+// the fabric reads and writes on every hop; Msg, PSN and Hdr are the
+// transport's header, which the fabric only carries (Msg is also read by
+// observers such as explain mode); enqPaused is written only for an
+// Observer and SentAt only by the sending host. Hdr is laid out by each
+// transport (transport/roce, tcp and homa document theirs), so
+// protocol-specific fields do not pile up here. The order keeps
+// everything a switch touches in the first 64 bytes of the 128 a packet
+// takes: a hop reads one cache line of it, not two (TestPacketLayout).
 type Packet struct {
 	next *Packet // intrusive FIFO / free list link
 

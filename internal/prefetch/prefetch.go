@@ -2,8 +2,8 @@
 // caller will read soon, without waiting for it. The simulator uses it
 // where it knows which packet an event a few hundred nanoseconds of real
 // time later will read (the next packet on a wire, the next in a queue):
-// those packets were last touched a link delay of simulated time ago and
-// have usually left the caches.
+// those packets were last touched when they were sent or queued, often
+// tens of thousands of events earlier, and have usually left the caches.
 package prefetch
 
 import "unsafe"
