@@ -318,7 +318,7 @@ func (pt *Port) trySend(now sim.Time) {
 	tail := pt.pipe.tail
 	empty := tail == nil
 	pt.pipe.push(p)
-	if tail != nil {
+	if !empty {
 		tail.enq = p.arrival // the arrival after tail's (Packet.enq)
 	}
 	pt.txQueued = !reserve
