@@ -118,7 +118,9 @@ func startWorker(t *testing.T, bin, db string, args ...string) *workerProc {
 	t.Helper()
 	w := &workerProc{id: make(chan string, 1), start: make(chan string, 64), done: make(chan struct{})}
 	w.cmd = exec.Command(bin, append([]string{"worker", "--db", db, "--job-timeout", "10s", "--poll", "100ms"}, args...)...)
-	w.cmd.Env = os.Environ()
+	// Its own TMPDIR: a worker killed mid-job leaves its job directory
+	// behind, and the test's clean-up then removes it.
+	w.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	pipe, err := w.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
