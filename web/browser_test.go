@@ -39,8 +39,16 @@ func TestBrowserLaunchAndCompare(t *testing.T) {
 	}
 	exe := chromium(t)
 	g := newRig(t, Config{Workers: 1, Parallel: 2})
+	// Chromium's singleton socket goes in a directory of its own under
+	// TMPDIR, which a killed browser leaves behind: give it one that the
+	// test removes.
+	tmp, err := os.MkdirTemp("", "fabriclab-browser-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 1600))
+		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 1600), chromedp.Env("TMPDIR="+tmp))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
@@ -56,7 +64,7 @@ func TestBrowserLaunchAndCompare(t *testing.T) {
 		}
 		return strings.TrimSpace(v)
 	}
-	err := chromedp.Do(ctx,
+	err = chromedp.Do(ctx,
 		chromedp.Navigate(g.ts.URL+"/launch?example=tiny.yaml"),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[name=yaml]`)),
 		chromedp.Click(chromedp.CSS(`#launch`)),
