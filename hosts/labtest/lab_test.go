@@ -45,7 +45,10 @@ func binary(t *testing.T) string {
 			return
 		}
 		builtBin = filepath.Join(dir, "fabriclab")
-		out, err := exec.Command("go", "build", "-o", builtBin, "fabriclab/cmd/fabriclab").CombinedOutput()
+		// Static, as the README builds it for real servers.
+		build := exec.Command("go", "build", "-o", builtBin, "fabriclab/cmd/fabriclab")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
