@@ -41,7 +41,8 @@ func TestBrowserLaunchAndCompare(t *testing.T) {
 	g := newRig(t, Config{Workers: 1, Parallel: 2})
 	// Chromium's singleton socket goes in a directory of its own under
 	// TMPDIR, which a killed browser leaves behind: give it one that the
-	// test removes.
+	// test removes (best effort, not t.TempDir: a helper process of the
+	// browser may still be writing there, which would fail the test).
 	tmp, err := os.MkdirTemp("", "fabriclab-browser-")
 	if err != nil {
 		t.Fatal(err)
