@@ -123,6 +123,9 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 	switch kind {
 	case "roce":
 		cc = "RoCEv2, DCQCN " + tr.DCQCN.Preset
+		if o := tr.DCQCN.Overrides(); o != "" {
+			cc += " (" + o + ")"
+		}
 		if tr.DCQCN.Preset == "off" {
 			cc = "RoCEv2, no congestion control (DCQCN off)"
 		}

@@ -133,6 +133,12 @@ variants:
 		!strings.Contains(rail.Fields[1].Value, "scale-up 3600Gbps per GPU") {
 		t.Errorf("rail: %+v", rail.Fields[:2])
 	}
+	// Knobs set beside a preset are named, as the file names them: a
+	// summary saying only "DCQCN default" would hide them.
+	knobs := FabricOf("x", parsed(t, "name: t\ntopology: {kind: leaf-spine, hosts: 16, hosts_per_leaf: 8}\ntransport: {dcqcn: {preset: default, decrease_interval: 21us, clamp_target_rate: true, first_cnp_cut: next-check}}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\n").Base)
+	if got, want := knobs.Fields[len(knobs.Fields)-1].Value, "RoCEv2, DCQCN default (decrease_interval 21us, clamp_target_rate true, first_cnp_cut next-check); MTU 4KiB, go-back-n"; got != want {
+		t.Errorf("transport with knobs:\n got %q\nwant %q", got, want)
+	}
 	if _, err := SavedFabrics("t.yaml", "", nil, nil); err == nil {
 		t.Error("no text: no error")
 	}

@@ -1,6 +1,10 @@
 package scenario
 
 import (
+	"fmt"
+	"reflect"
+	"strings"
+
 	"fabriclab/transport/roce"
 	"fabriclab/transport/uet"
 	"fabriclab/units"
@@ -77,6 +81,24 @@ func dcqcnParams(d DCQCN) (roce.DCQCNParams, error) {
 	set(&p.KeepAlpha, is(d.AlphaOnNewEpisode, "keep"))
 	set(&p.ByteStagesOff, is(d.ByteCounterOff, "zero"))
 	return p, nil
+}
+
+// Overrides lists the knobs set beside the preset, as the file names them
+// ("alpha_interval 21us, clamp_target_rate true"), in the order of the
+// DCQCN type; "" when none is. A summary that says only "DCQCN default"
+// would hide them.
+func (d DCQCN) Overrides() string {
+	v, t := reflect.ValueOf(d), reflect.TypeOf(d)
+	var out []string
+	for i := range t.NumField() {
+		f := v.Field(i)
+		if f.Kind() != reflect.Pointer || f.IsNil() {
+			continue
+		}
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		out = append(out, fmt.Sprintf("%s %v", name, f.Elem().Interface()))
+	}
+	return strings.Join(out, ", ")
 }
 
 func set[T any](dst *T, v *T) {
