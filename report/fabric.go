@@ -123,7 +123,7 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 	switch kind {
 	case "roce":
 		cc = "RoCEv2, DCQCN " + tr.DCQCN.Preset
-		if o := tr.DCQCN.Overrides(); o != "" {
+		if o := tr.DCQCN.Knobs(); o != "" {
 			cc += " (" + o + ")"
 		}
 		if tr.DCQCN.Preset == "off" {

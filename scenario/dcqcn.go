@@ -83,19 +83,19 @@ func dcqcnParams(d DCQCN) (roce.DCQCNParams, error) {
 	return p, nil
 }
 
-// Overrides lists the knobs set beside the preset, as the file names them
+// Knobs lists the knobs set beside the preset, as the file names them
 // ("alpha_interval 21us, clamp_target_rate true"), in the order of the
 // DCQCN type; "" when none is. A summary that says only "DCQCN default"
 // would hide them.
-func (d DCQCN) Overrides() string {
+func (d DCQCN) Knobs() string {
 	v, t := reflect.ValueOf(d), reflect.TypeOf(d)
 	var out []string
 	for i := range t.NumField() {
-		f := v.Field(i)
-		if f.Kind() != reflect.Pointer || f.IsNil() {
+		f, sf := v.Field(i), t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		if !sf.IsExported() || name == "" || f.Kind() != reflect.Pointer || f.IsNil() {
 			continue
 		}
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
 		out = append(out, fmt.Sprintf("%s %v", name, f.Elem().Interface()))
 	}
 	return strings.Join(out, ", ")

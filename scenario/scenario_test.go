@@ -683,12 +683,12 @@ variants:
 	}
 	// The summary names each knob set beside the preset, in the type's
 	// order, as the file spells it.
-	if got, want := f.Base.Transport.DCQCN.Overrides(), "decrease_coefficient 0.25, clamp_target_rate true, threshold 3, hai_rate 7Gbps, "+
+	if got, want := f.Base.Transport.DCQCN.Knobs(), "decrease_coefficient 0.25, clamp_target_rate true, threshold 3, hai_rate 7Gbps, "+
 		"first_cnp_cut next-check, alpha_on_new_episode keep, byte_counter_off zero"; got != want {
-		t.Errorf("Overrides = %q\nwant %q", got, want)
+		t.Errorf("Knobs = %q\nwant %q", got, want)
 	}
-	if got := mustParse(t, minimal).Base.Transport.DCQCN.Overrides(); got != "" {
-		t.Errorf("no knobs set: Overrides = %q", got)
+	if got := mustParse(t, minimal).Base.Transport.DCQCN.Knobs(); got != "" {
+		t.Errorf("no knobs set: Knobs = %q", got)
 	}
 	p, err = DCQCNParams(f.Variants[1].Spec)
 	if err != nil || p.Enabled || p.HAIRate != 7*units.Gbps {
