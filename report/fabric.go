@@ -122,12 +122,12 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 	var cc string
 	switch kind {
 	case "roce":
-		cc = "RoCEv2, DCQCN " + tr.DCQCN.Preset
-		if o := tr.DCQCN.Knobs(); o != "" {
-			cc += " (" + o + ")"
-		}
-		if tr.DCQCN.Preset == "off" {
-			cc = "RoCEv2, no congestion control (DCQCN off)"
+		cc = "RoCEv2, no congestion control (DCQCN off)"
+		if tr.DCQCN.Preset != "off" {
+			cc = "RoCEv2, DCQCN " + tr.DCQCN.Preset
+			if o := tr.DCQCN.Knobs(); o != "" {
+				cc += " (" + o + ")"
+			}
 		}
 		if tr.CC == "hpcc" {
 			h := scenario.HPCCParams(s)

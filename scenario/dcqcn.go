@@ -91,9 +91,9 @@ func (d DCQCN) Knobs() string {
 	v, t := reflect.ValueOf(d), reflect.TypeOf(d)
 	var out []string
 	for i := range t.NumField() {
-		f, sf := v.Field(i), t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
-		if !sf.IsExported() || name == "" || f.Kind() != reflect.Pointer || f.IsNil() {
+		f := v.Field(i)
+		name, ok := yamlKey(t.Field(i))
+		if !ok || f.Kind() != reflect.Pointer || f.IsNil() {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s %v", name, f.Elem().Interface()))

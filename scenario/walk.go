@@ -153,13 +153,19 @@ func fieldsOf(t reflect.Type) map[string]reflect.StructField {
 			}
 			continue
 		}
-		if name == "" || name == "-" || !f.IsExported() {
-			continue
+		if key, ok := yamlKey(f); ok {
+			m[key] = f
 		}
-		m[name] = f
 	}
 	fieldCache.Store(t, m)
 	return m
+}
+
+// yamlKey is the key a scenario file gives field f by, if any (an
+// exported field with a yaml name other than "-").
+func yamlKey(f reflect.StructField) (string, bool) {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name, name != "" && name != "-" && f.IsExported()
 }
 
 // unknownKey explains an unknown key and suggests the closest known one.
