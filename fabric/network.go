@@ -43,6 +43,9 @@ type Network struct {
 	// DeliveredData is the payload of the data packets hosts received
 	// (retransmitted duplicates included): throughput over a window.
 	DeliveredData int64
+	// Outbox is what this part of a partitioned run sends the others
+	// (partition.go); empty otherwise.
+	Outbox []Export
 }
 
 // NewNetwork makes an empty network of nHosts hosts.

@@ -91,6 +91,7 @@ type Port struct {
 	busy     bool
 	txQueued bool
 	dead     bool // the link failed
+	remote   bool // another part owns the far end (partition.go)
 	host     bool // owner is a host: count injections
 	paused   [NumPrio]bool
 	// watchdogged: the watchdog took this queue out of PFC.
@@ -315,6 +316,16 @@ func (pt *Port) trySend(now sim.Time) {
 	pt.txPackets++
 	pt.txBytes += int64(p.Wire)
 	p.arrival = now + tx + pt.Delay
+	if pt.remote {
+		pt.txQueued = !reserve
+		if reserve {
+			pt.txAt = now + tx
+		} else {
+			pt.net.Sched.At(now+tx, pt, evTxDone)
+		}
+		pt.export(p)
+		return
+	}
 	tail := pt.pipe.tail
 	empty := tail == nil
 	pt.pipe.push(p)
@@ -480,6 +491,11 @@ func (pt *Port) sendPFC(prio uint8, on bool) {
 	}
 	pt.pauseSent[prio] = on
 	d := pt.TxTime(PauseFrameWire) + pt.Peer.Delay
+	if pt.remote {
+		n := pt.net
+		n.Outbox = append(n.Outbox, Export{At: n.Sched.Now() + d, Port: int32(pt.Peer.ID), PFC: true, Arg: arg})
+		return
+	}
 	pt.net.Sched.After(d, pt.Peer, arg)
 }
 

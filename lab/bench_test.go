@@ -132,9 +132,16 @@ func (st *runStats) run(b *testing.B, job scenario.Job) {
 	runtime.ReadMemStats(&st.ms)
 	st.mallocs += st.ms.Mallocs - m0
 	st.peak = max(st.peak, st.ms.HeapInuse)
+	r := s.Result()
+	if s.parts > 1 {
+		ev0, pk0 = 0, 0 // every part's, built and run by Run
+		for _, o := range s.others {
+			st.events += o.Sched.Executed
+			st.packets += uint64(o.Topo.Net.InjectedPackets)
+		}
+	}
 	st.events += s.Sched.Executed - ev0
 	st.packets += uint64(s.Topo.Net.InjectedPackets - pk0)
-	r := s.Result()
 	if !r.Complete {
 		b.Fatalf("%s/%v: run incomplete at %.6fs simulated", job.Variant, job.Size, r.SimEndS)
 	}

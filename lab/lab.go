@@ -16,6 +16,7 @@ import (
 	"fabriclab/engine"
 	"fabriclab/fabric"
 	"fabriclab/internal/hugepages"
+	"fabriclab/measure"
 	"fabriclab/metrics"
 	"fabriclab/plan"
 	"fabriclab/scenario"
@@ -179,6 +180,18 @@ type Sim struct {
 	end      []sim.Time
 	done     int
 
+	// A part of a partitioned run (partition.go; parts 0 otherwise): the
+	// hosts it owns, every port's part, and the windows' length.
+	part, parts int
+	ownHost     []bool
+	partOf      []int
+	lookahead   sim.Time
+	// others are the other parts, built by Run; merged is the whole
+	// fabric's trace once they have run, and partErr why they stalled.
+	others  []*Sim
+	merged  *measure.Trace
+	partErr error
+
 	// tel samples the ports over time (sim.telemetry; nil when off, and
 	// for a job built alone).
 	tel *telemetry
@@ -205,6 +218,7 @@ func build(job scenario.Job, sel plan.Selection) (*Sim, error) {
 type buildOpts struct {
 	flows       []int32
 	noTelemetry bool
+	part        int // which part of a partitioned run (sim.partitions)
 }
 
 func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) {
@@ -296,6 +310,11 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 		s.explain_ = newExplainer(len(s.DAG.Msgs))
 		tp.Net.SetObserver(s.explain_)
 	}
+	if n := spec.Sim.Partitions; n > 1 && sel == plan.Together {
+		if err := s.partition(o.part, n); err != nil {
+			return nil, err
+		}
+	}
 	s.connect()
 	s.windowData = [2]int64{-1, -1}
 	if w := spec.Workload; w.Kind == "messages" && len(p.Parts) == 1 {
@@ -360,6 +379,9 @@ func (s *Sim) connect() {
 func (s *Sim) startAll(msgs []int32, now sim.Time) {
 	for _, i := range msgs {
 		m := &s.DAG.Msgs[i]
+		if s.ownHost != nil && !s.ownHost[m.Src] {
+			continue // another part's (partition.go)
+		}
 		if m.At > now {
 			s.Sched.At(m.At, (*releaser)(s), uint64(i))
 			continue
@@ -419,6 +441,9 @@ func (m sizeDists) get(name, dir string) (*workload.SizeDist, error) {
 // transport gave up on them (Homa's abandonment) or it lost track of them,
 // a simulator bug, never the user's. Nil for any other run.
 func (s *Sim) stalled(ctx context.Context) error {
+	if s.parts > 1 {
+		return s.partErr
+	}
 	if d := s.deadlock; d != nil && !s.Done() {
 		return errors.New(d.String() + "; the run stopped there")
 	}
@@ -447,6 +472,10 @@ func (s *Sim) cut() int {
 // Run simulates until every message is delivered, the scenario's time limit
 // passes, or ctx is cancelled.
 func (s *Sim) Run(ctx context.Context, progress Progress) {
+	if s.parts > 1 {
+		s.merged, s.partErr = s.runParts(ctx, progress)
+		return
+	}
 	var total int64
 	for _, m := range s.DAG.Msgs {
 		total += m.Bytes

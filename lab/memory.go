@@ -323,6 +323,11 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 	connect := run + growPeak(timed, c.event) - events + (posted+timed)*c.release
 	run += flowsMax*2*c.float + buckets + records + telemetryBytes(spec, fabricPorts(ts, hosts))
 	e.Bytes = e.Fabric + lists + max(peakBuild, connect, run)
+	if p := int64(spec.Sim.Partitions); p > 1 {
+		// Every part is a whole simulation (partition.go).
+		e.Fabric *= p
+		e.Bytes *= p
+	}
 	for k := range e.Jobs {
 		j := &e.Jobs[k]
 		if j.Err != nil || m == 0 {

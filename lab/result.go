@@ -16,6 +16,9 @@ func (s *Sim) Result() metrics.SizeResult { return measure.Result(s.Plan, s.Trac
 // delivery, the fabric's counters (every port, then every NIC's transport
 // counters) and the bounds of the plan on this fabric.
 func (s *Sim) Trace() *measure.Trace {
+	if s.merged != nil {
+		return s.merged // a partitioned run's, whole (partition.go)
+	}
 	now := s.Sched.Now()
 	t := &measure.Trace{Start: s.start, End: s.end, Delivered: s.done, Abandoned: s.abandoned,
 		Now: now, Events: s.Sched.Executed, Window: s.windowData, Bounds: s.bounds()}

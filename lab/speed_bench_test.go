@@ -63,6 +63,18 @@ func BenchmarkSpeedWebSearch320(b *testing.B) {
 	benchSpeed(b, speedJobs(b, "../testdata/bench/websearch-320.yaml"))
 }
 
+// BenchmarkSpeedWebSearch320Parts2 and BenchmarkSpeedPermutation1024Parts2
+// are scenarios 4 and 2 split into two parts (sim.partitions: 2), each
+// on a core of its own: ns/event is wall time per event of the run, so
+// it falls with the cores; cpu-s/op counts both.
+func BenchmarkSpeedWebSearch320Parts2(b *testing.B) {
+	benchSpeed(b, speedJobs(b, "../testdata/bench/websearch-320.yaml", "sim.partitions=2"))
+}
+
+func BenchmarkSpeedPermutation1024Parts2(b *testing.B) {
+	benchSpeed(b, speedJobs(b, "../testdata/bench/permutation-k16.yaml", "sim.partitions=2"))
+}
+
 // BenchmarkSpeedMainJobSmall is scenario 5 scaled down: the README's main
 // job (examples/alltoall-dcqcn.yaml: 32 × 400G all-to-all, 5 DCQCN
 // variants) at 8–64 MiB per rank only, 20 of its 40 jobs, run one after

@@ -558,6 +558,11 @@ type SimOpts struct {
 	// Telemetry samples every port of the fabric over time and keeps the
 	// busiest ports' series in the row (packet engine; Ports 0 = off).
 	Telemetry Telemetry `yaml:"telemetry" json:"telemetry,omitempty"`
+	// Partitions splits the packet engine's run of the jobs together into
+	// this many parts of the fabric, each simulated on its own goroutine
+	// in lockstep windows of the shortest link delay between parts (0 or
+	// 1: one part, the reference run). See PartitionsSupport.
+	Partitions int `yaml:"partitions" json:"partitions,omitempty"`
 }
 
 // Telemetry samples, every Interval, every switch egress port and host NIC

@@ -179,6 +179,12 @@ func (c *checker) check(s *Scenario) error {
 		}
 	}
 	c.need(s.Sim.FlowAbove >= 0, "sim.flow_above", "must not be negative, got %v", s.Sim.FlowAbove)
+	c.need(s.Sim.Partitions >= 0 && s.Sim.Partitions <= MaxPartitions, "sim.partitions", "must be between 0 and %d, got %d", MaxPartitions, s.Sim.Partitions)
+	if s.Sim.Partitions > 1 {
+		if ok, key, why := PartitionsSupport(s); !ok {
+			c.fail("sim.partitions", "%d parts: %s (%s); leave sim.partitions at 1", s.Sim.Partitions, why, key)
+		}
+	}
 	c.telemetry(s.Sim)
 	if c.err == nil {
 		c.fabric(s)

@@ -353,3 +353,21 @@ func (q *entryHeap) pop() {
 		h[i] = e
 	}
 }
+
+// peek is the time of the next entry (false: none).
+func (q *calendarQueue) peek() (Time, bool) {
+	if q.n == 0 {
+		return 0, false
+	}
+	if q.head == len(q.cur) && len(q.late.h) == 0 {
+		q.advance()
+	}
+	t := Time(1<<63 - 1)
+	if q.head < len(q.cur) {
+		t = q.cur[q.head].at
+	}
+	if len(q.late.h) > 0 && q.late.h[0].at < t {
+		t = q.late.h[0].at
+	}
+	return t, true
+}

@@ -264,3 +264,6 @@ func NewRNG(seed uint64, stream string) *RNG {
 	h.Write([]byte(stream))
 	return &RNG{rand.New(rand.NewPCG(seed, h.Sum64()))}
 }
+
+// NextAt is the time of the next pending event (false: none).
+func (s *Scheduler) NextAt() (Time, bool) { return s.q.peek() }

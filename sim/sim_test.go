@@ -684,3 +684,28 @@ func TestSchedulerMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// NextAt is the earliest pending event's time wherever it waits: the
+// current bucket, a bucket ahead, the far heap; false when none is left.
+func TestNextAtIsTheEarliestPendingEvent(t *testing.T) {
+	s := NewScheduler()
+	if _, ok := s.NextAt(); ok {
+		t.Fatal("an empty scheduler has a next event")
+	}
+	r := &recorder{s: s}
+	for _, at := range []Time{5_000_000, 700, 3_000_000, 701} {
+		s.At(at, r, uint64(at))
+	}
+	for _, step := range []struct {
+		end, next Time
+	}{{0, 700}, {700, 701}, {701, 3_000_000}, {3_000_000, 5_000_000}} {
+		s.Run(step.end)
+		if got, ok := s.NextAt(); !ok || got != step.next {
+			t.Fatalf("after Run(%d): next at %d (%v), want %d", step.end, got, ok, step.next)
+		}
+	}
+	s.Run(-1)
+	if _, ok := s.NextAt(); ok || len(r.got) != 4 {
+		t.Errorf("after the last event: %d run, next pending %v", len(r.got), ok)
+	}
+}

@@ -500,7 +500,7 @@ interrupted sweep keeps its largest sizes. --parallel 1 keeps file order.`,
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.pfc.enabled=false (repeatable)")
 	fl.StringArrayVar(&f.sweeps, "sweep", nil, sweepUsage)
 	fl.Uint64Var(&f.seed, "seed", 0, "override the scenario seed with `N` (same as --set seed=N)")
-	fl.IntVarP(&f.parallel, "parallel", "j", 0, "run `N` jobs at once (default: the number of CPUs)")
+	fl.IntVarP(&f.parallel, "parallel", "j", 0, "run `N` jobs at once (default: the number of CPUs, divided by sim.partitions)")
 	fl.StringVar(&f.jsonPath, "json", "", "write results as JSON to `FILE` (- for stdout)")
 	fl.StringVar(&f.csvPath, "csv", "", "write results as CSV to `FILE` (- for stdout)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print no tables and no progress")
@@ -520,12 +520,23 @@ interrupted sweep keeps its largest sizes. --parallel 1 keeps file order.`,
 	return cmd
 }
 
+// defaultParallel is how many jobs run at once without --parallel: one
+// per CPU, or for jobs split into sim.partitions parts (each part on a
+// core of its own) as many as the CPUs hold whole.
+func defaultParallel(jobs []scenario.Job) int {
+	parts := 1
+	for _, j := range jobs {
+		if j.Spec != nil {
+			parts = max(parts, j.Spec.Sim.Partitions)
+		}
+	}
+	return max(1, runtime.NumCPU()/parts)
+}
+
 func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFlags) error {
 	switch {
 	case f.parallel < 0:
 		return usageErr(cmd, "--parallel must be at least 1, got %d", f.parallel)
-	case f.parallel == 0:
-		f.parallel = runtime.NumCPU()
 	}
 	if f.jsonPath == "-" && f.csvPath == "-" {
 		return usageErr(cmd, "--json and --csv cannot both write to stdout")
@@ -618,6 +629,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	sr, err := a.beginStoredRun(p, f, started)
 	if err != nil {
 		return err
+	}
+	if f.parallel == 0 {
+		f.parallel = defaultParallel(p.Jobs)
 	}
 	r := &Runner{Run: runJob, Parallel: f.parallel, Reporter: sr.wrap(a.reporter(f.quiet))}
 	processStop.jobPhase() // the first signal stops the jobs (signals.go)

@@ -1,0 +1,58 @@
+package fabric
+
+import "fabriclab/sim"
+
+// Export is what one part of a partitioned run (lab/partition.go) hands
+// another at a window's end: a frame put on a link whose far end the
+// other part owns (Pkt, a copy; Port the sending port), or a PFC frame
+// for a port the other part owns (PFC; Port that port, Arg its event).
+// At is when it arrives.
+type Export struct {
+	At   sim.Time
+	Port int32
+	PFC  bool
+	Arg  uint64
+	Pkt  Packet
+}
+
+// SetRemote marks the ports (by id) whose far end another part owns:
+// the frames they send and the PFC frames they send upstream go to
+// Outbox instead of the scheduler.
+func (n *Network) SetRemote(ids []int) {
+	for _, id := range ids {
+		n.Ports[id].remote = true
+	}
+}
+
+// export puts a copy of p, sent on remote port pt, in the outbox, and p
+// back in the pool.
+func (pt *Port) export(p *Packet) {
+	n := pt.net
+	n.Outbox = append(n.Outbox, Export{At: p.arrival, Port: int32(pt.ID)})
+	x := &n.Outbox[len(n.Outbox)-1]
+	x.Pkt = *p
+	x.Pkt.next = nil
+	n.Pool.Put(p)
+}
+
+// Import takes in what another part exported: a frame joins the wire of
+// this part's copy of the sending port (whose far end is this part's),
+// a PFC frame is scheduled for its port.
+func (n *Network) Import(x *Export) {
+	pt := n.Ports[x.Port]
+	if x.PFC {
+		n.Sched.At(x.At, pt, x.Arg)
+		return
+	}
+	p := n.Pool.Get()
+	*p = x.Pkt
+	p.next = nil
+	tail := pt.pipe.tail
+	empty := tail == nil
+	pt.pipe.push(p)
+	if !empty {
+		tail.enq = p.arrival
+	} else {
+		n.Sched.At(p.arrival, pt, evArrive)
+	}
+}

@@ -1,0 +1,373 @@
+package lab
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"fabriclab/engine"
+	"fabriclab/fabric"
+	"fabriclab/internal/hugepages"
+	"fabriclab/measure"
+	"fabriclab/metrics"
+	"fabriclab/plan"
+	"fabriclab/sim"
+)
+
+// A partitioned run (sim.partitions > 1) splits the fabric into parts,
+// each a whole simulation of its own (the same build, so every port and
+// host has the same number in each) that runs only what it owns: a block
+// of hosts with their leaves, and a block of every other tier's switches.
+// A frame sent on a link whose far end another part owns, and a PFC frame
+// for a port another part owns, go to the sender's outbox instead of its
+// scheduler (fabric.Export). The parts run in lockstep windows: each runs
+// its events before the earliest pending event of all plus the lookahead,
+// the shortest link delay between two parts (no frame sent in the window
+// can arrive before its end); then each takes in what was sent to it,
+// sorted by arrival time, sender part and order of sending. So a run
+// depends on the number of parts and never on how many cores ran them.
+//
+// It differs from the one-part run only in how ties between events at
+// the same picosecond are broken (an imported frame is numbered at the
+// window's end), which shifts a congested run's packets as another seed
+// would. Only messages without dependencies are partitioned (a message
+// that waits on another's delivery would wait across parts).
+
+// partition makes s part k of parts. It runs before any message is
+// posted.
+func (s *Sim) partition(k, parts int) error {
+	if deps := slices.ContainsFunc(s.DAG.DepCount, func(c int32) bool { return c != 0 }); deps || s.DAG.Until > 0 {
+		return fmt.Errorf("sim.partitions: %d parts need messages that wait on nothing (messages, permutation, incast, uniform, flows without dependencies); this workload's messages wait on others' deliveries", parts)
+	}
+	net := s.Topo.Net
+	H := len(net.HostPorts)
+	if parts > H {
+		return fmt.Errorf("sim.partitions: %d parts for %d hosts; every part needs a host", parts, H)
+	}
+	hostPart := make([]int, H)
+	s.ownHost = make([]bool, H)
+	for h := range H {
+		hostPart[h] = h * parts / H
+		s.ownHost[h] = hostPart[h] == k
+	}
+	hostOf := make(map[*fabric.Port]int, H)
+	partOf := make([]int, len(net.Ports))
+	for h, hp := range net.HostPorts {
+		hostOf[hp] = h
+		partOf[hp.ID] = hostPart[h]
+	}
+	// A switch with hosts goes with its first host; the others are
+	// dealt out in blocks, tier by tier, in the order the topology made
+	// them.
+	tiers := map[string][]*fabric.Switch{}
+	var order []string
+	for _, sw := range net.Switches {
+		leaf := -1
+		for _, pt := range sw.Ports {
+			if h, ok := hostOf[pt.Peer]; ok {
+				leaf = hostPart[h]
+				break
+			}
+		}
+		if leaf >= 0 {
+			for _, pt := range sw.Ports {
+				partOf[pt.ID] = leaf
+			}
+			continue
+		}
+		t := ""
+		if len(sw.Ports) > 0 {
+			t = sw.Ports[0].Tier
+		}
+		if _, ok := tiers[t]; !ok {
+			order = append(order, t)
+		}
+		tiers[t] = append(tiers[t], sw)
+	}
+	for _, t := range order {
+		sws := tiers[t]
+		for i, sw := range sws {
+			for _, pt := range sw.Ports {
+				partOf[pt.ID] = i * parts / len(sws)
+			}
+		}
+	}
+	var remote []int
+	s.lookahead = -1
+	for _, pt := range net.Ports {
+		if partOf[pt.ID] == partOf[pt.Peer.ID] {
+			continue
+		}
+		if partOf[pt.ID] == k {
+			remote = append(remote, pt.ID)
+		}
+		if s.lookahead < 0 || pt.Delay < s.lookahead {
+			s.lookahead = pt.Delay
+		}
+	}
+	if s.lookahead == 0 {
+		return fmt.Errorf("sim.partitions: a link between parts has no delay; partitioned runs need every link's delay above 0")
+	}
+	net.SetRemote(remote)
+	net.OnDeadlock = nil // the search reads the whole fabric
+	s.part, s.parts, s.partOf = k, parts, partOf
+	return nil
+}
+
+// spinBarrier holds its n goroutines until all have come. A window is
+// short (a link delay of simulated time: a few microseconds of work to a
+// millisecond), and waking a sleeping thread takes tens of microseconds,
+// so a goroutine that waits spins, and yields only after a while (a
+// machine busy with other work).
+type spinBarrier struct {
+	n     int32
+	count atomic.Int32
+	gen   atomic.Uint32
+}
+
+func (b *spinBarrier) wait() {
+	g := b.gen.Load()
+	if b.count.Add(1) == b.n {
+		b.count.Store(0)
+		b.gen.Add(1)
+		return
+	}
+	for i := 0; b.gen.Load() == g; i++ {
+		if i >= 1<<16 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// runParts runs part 0 (s) with the other parts, built here, each on a
+// goroutine of its own, and returns the trace of the whole fabric.
+func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.Trace, error) {
+	if s.others == nil {
+		for k := 1; k < s.parts; k++ {
+			o, err := buildWith(s.Job, plan.Together, buildOpts{part: k})
+			if err != nil {
+				return s.Trace(), err
+			}
+			s.others = append(s.others, o)
+		}
+	}
+	sims := append([]*Sim{s}, s.others...)
+	var total int64
+	for _, m := range s.DAG.Msgs {
+		total += m.Bytes
+	}
+	limit := s.Job.Spec.Sim.TimeLimit
+	// One goroutine per core at most, each running its parts one after
+	// another within a window: the result is the same on any number.
+	workers := min(len(sims), runtime.GOMAXPROCS(0))
+	b := &spinBarrier{n: int32(workers)}
+	next := make([]sim.Time, len(sims)) // each part's next event (−1: none)
+	var end sim.Time                    // the window's last picosecond (−1: stop)
+	inbox := make([][]*fabric.Export, len(sims))
+	var wg sync.WaitGroup
+	work := func(w int) {
+		defer wg.Done()
+		// A worker stays on one thread, which the kernel keeps on one
+		// core: its parts' working set stays in that core's caches.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for win := 0; ; win++ {
+			for k := w; k < len(sims); k += workers {
+				if t, ok := sims[k].Sched.NextAt(); ok {
+					next[k] = t
+				} else {
+					next[k] = -1
+				}
+			}
+			b.wait()
+			if w == 0 {
+				end = s.windowEnd(sims, next, limit)
+				if end >= 0 && win%64 == 0 {
+					hugepages.Maintain()
+					if progress != nil && total > 0 {
+						var got int64
+						for _, o := range sims {
+							got += o.tr.deliveredPayload()
+						}
+						progress(float64(got) / float64(total))
+					}
+					if ctx.Err() != nil {
+						end = -1
+					}
+				}
+			}
+			b.wait()
+			if end < 0 {
+				return
+			}
+			for k := w; k < len(sims); k += workers {
+				sims[k].Sched.Run(end)
+			}
+			b.wait()
+			for k := w; k < len(sims); k += workers {
+				in := inbox[k][:0]
+				for _, o := range sims {
+					out := o.Topo.Net.Outbox
+					for i := range out {
+						if x := &out[i]; s.destination(o, x) == k {
+							in = append(in, x)
+						}
+					}
+				}
+				slices.SortStableFunc(in, func(a, b *fabric.Export) int { return cmp.Compare(a.At, b.At) })
+				for _, x := range in {
+					sims[k].Topo.Net.Import(x)
+				}
+				inbox[k] = in
+			}
+			b.wait() // every outbox read
+			for k := w; k < len(sims); k += workers {
+				sims[k].Topo.Net.Outbox = sims[k].Topo.Net.Outbox[:0]
+			}
+		}
+	}
+	wg.Add(workers)
+	for w := 1; w < workers; w++ {
+		go work(w)
+	}
+	work(0)
+	wg.Wait()
+	t := mergeTraces(sims, s.pastLimit(sims, limit))
+	if t.Done() || ctx.Err() != nil || t.Now >= limit {
+		return t, nil
+	}
+	return t, fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left (with sim.partitions %d the PFC deadlock search is off: a cycle of pauses would look like this)",
+		t.Now, len(t.End)-t.Delivered, s.parts)
+}
+
+// pastLimit reports whether an event is pending after the time limit.
+func (s *Sim) pastLimit(sims []*Sim, limit sim.Time) bool {
+	for _, o := range sims {
+		if t, ok := o.Sched.NextAt(); ok && t > limit {
+			return true
+		}
+	}
+	return false
+}
+
+// windowEnd is the last picosecond of the next window (−1: the run is over): every
+// message delivered, nothing left to run, or past the time limit.
+func (s *Sim) windowEnd(sims []*Sim, next []sim.Time, limit sim.Time) sim.Time {
+	lo, any, done := sim.Time(0), false, 0
+	for k, o := range sims {
+		if next[k] >= 0 && (!any || next[k] < lo) {
+			lo, any = next[k], true
+		}
+		done += o.done
+	}
+	if !any || done == len(s.DAG.Msgs) || lo > limit {
+		return -1
+	}
+	return min(lo+s.lookahead-1, limit)
+}
+
+// destination is the part an export of part o goes to.
+func (s *Sim) destination(o *Sim, x *fabric.Export) int {
+	if x.PFC {
+		return s.partOf[x.Port]
+	}
+	return s.partOf[o.Topo.Net.Ports[x.Port].Peer.ID]
+}
+
+// mergeTraces makes the trace of the whole fabric from its parts': each
+// message as its sender's part started it and its receiver's delivered
+// it, each port's and NIC's counters from the part that owns it, the
+// fabric's totals summed. It ends at the last delivery when every message
+// was delivered, at the time limit when the run stopped there (events
+// were left after it: atLimit), else where the parts stopped.
+func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
+	s := sims[0]
+	n := len(s.DAG.Msgs)
+	start := slices.Repeat([]sim.Time{-1}, n)
+	endT := slices.Repeat([]sim.Time{-1}, n)
+	var events uint64
+	done := 0
+	last := sim.Time(0)
+	for _, o := range sims {
+		events += o.Sched.Executed
+		done += o.done
+		last = max(last, o.Sched.Now())
+		for i := range n {
+			if o.start[i] >= 0 {
+				start[i] = o.start[i]
+			}
+			if o.end[i] >= 0 {
+				endT[i] = o.end[i]
+			}
+		}
+	}
+	now := last
+	if atLimit && done < n {
+		now = max(now, s.Job.Spec.Sim.TimeLimit)
+	}
+	if done == n {
+		// The one-part run stops at the last delivery; so does this one.
+		now = 0
+		for _, e := range endT {
+			now = max(now, e)
+		}
+	}
+	t := &measure.Trace{Start: start, End: endT, Delivered: done, Now: now, Events: events,
+		Window: [2]int64{-1, -1}, Bounds: s.bounds()}
+	if s.window {
+		for k := range t.Window {
+			var sum int64
+			for _, o := range sims {
+				d := o.windowData[k]
+				if d < 0 {
+					d = o.Topo.Net.DeliveredData // the run ended before it (Trace)
+				}
+				sum += d
+			}
+			t.Window[k] = sum
+		}
+	}
+	f := &measure.Fabric{}
+	ports := make([]*fabric.Port, len(s.Topo.Net.Ports))
+	for id := range ports {
+		ports[id] = sims[s.partOf[id]].Topo.Net.Ports[id]
+	}
+	nicOf := make(map[int]int, len(s.Topo.Net.HostPorts))
+	for h, pt := range s.Topo.Net.HostPorts {
+		nicOf[pt.ID] = h
+	}
+	for id, pt := range ports {
+		c := pt.Counters(now)
+		f.Totals.Add(c)
+		if !s.Job.Spec.Sim.PortCounters {
+			continue
+		}
+		if h, ok := nicOf[id]; ok {
+			c.Add(sims[s.partOf[id]].tr.nicCounters(h))
+		}
+		if c.TxPackets > 0 || c.PFCPausesRecv > 0 || c.Drops > 0 {
+			node, peer := fabric.PortName(pt)
+			f.Ports = append(f.Ports, metrics.PortCounters{Node: node, Peer: peer, Tier: pt.Tier, Counters: c})
+		}
+	}
+	for _, o := range sims {
+		f.Totals.Add(o.tr.counters())
+	}
+	f.Totals.UtilizationPct = 0
+	f.Balance = balance(ports, now)
+	for _, o := range sims {
+		c := o.Topo.Net.Balance()
+		f.Conservation.InjectedBytes += c.InjectedBytes
+		f.Conservation.DeliveredBytes += c.DeliveredBytes
+		f.Conservation.DroppedBytes += c.DroppedBytes
+		f.Conservation.InFlightBytes += c.InFlightBytes
+	}
+	c := &f.Conservation
+	c.OK = c.InjectedBytes == c.DeliveredBytes+c.DroppedBytes+c.InFlightBytes
+	t.Fabric = f
+	return t
+}

@@ -1,0 +1,57 @@
+package scenario
+
+import "fmt"
+
+// MaxPartitions bounds sim.partitions.
+const MaxPartitions = 64
+
+// PartitionsSupport reports whether a partitioned run (sim.partitions > 1)
+// can simulate s, and if not which key stands in the way and why. A part
+// sees only its own switches and hosts, so whatever reads across the
+// fabric at once is refused: messages that wait on others' deliveries
+// (collectives, any-to-any, RPCs; a flow list's dependencies are found
+// when the plan is built), transports other than RoCE (with DCQCN or PFC
+// only), HPCC's in-band telemetry, explain mode, telemetry, link failures,
+// PFC storms and explicit routes (switch.routes_file: the PFC deadlock
+// search reads the whole fabric and is off in a partitioned run).
+func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
+	switch {
+	case s.Transport.Kind != "roce":
+		return false, "transport.kind", fmt.Sprintf("%s: a partitioned run takes RoCE only", s.Transport.Kind)
+	case HPCCParams(s).Enabled:
+		return false, "transport.cc", "HPCC's in-band telemetry is not carried between parts"
+	case s.Sim.Explain:
+		return false, "sim.explain", "explain mode observes the whole fabric"
+	case s.Sim.Telemetry.On():
+		return false, "sim.telemetry", "telemetry samples the whole fabric"
+	case len(s.Topology.Failures) > 0:
+		return false, "topology.failures", "link failures reconverge the whole fabric's routes"
+	case len(s.Topology.PFCStorms) > 0:
+		return false, "topology.pfc_storms", "PFC storms are not partitioned"
+	case s.Switch.RoutesFile != "":
+		return false, "switch.routes_file", "explicit routes may close a PFC cycle, and the deadlock search is off in a partitioned run"
+	case s.Sim.Engine != "packet":
+		return false, "sim.engine", "partitions split the packet engine's run"
+	}
+	ws := []Workload{s.Workload}
+	for _, j := range s.Jobs {
+		ws = append(ws, j.Workload)
+	}
+	for i, w := range ws {
+		key := "workload"
+		if i > 0 {
+			key = fmt.Sprintf("jobs[%d]", i-1)
+		}
+		k, ok := LookupWorkloadKind(w.Kind)
+		switch {
+		case !ok:
+		case k.Collective:
+			return false, key + ".kind", w.Kind + ": a collective's messages wait on each other's deliveries, across the parts"
+		case k.ReadsStreamKeys:
+			return false, key + ".kind", w.Kind + ": each write waits on the one before it, across the parts"
+		case w.ResponseSize.RPC():
+			return false, key + ".response_size", "a response waits on its request's delivery, across the parts"
+		}
+	}
+	return true, "", ""
+}
