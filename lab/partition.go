@@ -44,21 +44,28 @@ func (s *Sim) partition(k, parts int) error {
 		return fmt.Errorf("sim.partitions: %d parts need messages that wait on nothing (messages, permutation, incast, uniform, flows without dependencies); this workload's messages wait on others' deliveries", parts)
 	}
 	net := s.Topo.Net
-	H := len(net.HostPorts)
+	H := s.Topo.Hosts // the hosts; a scale-up endpoint goes with its host
 	if parts > H {
 		return fmt.Errorf("sim.partitions: %d parts for %d hosts; every part needs a host", parts, H)
 	}
-	hostPart := make([]int, H)
-	s.ownHost = make([]bool, H)
+	hostPart := make([]int, len(net.HostPorts))
 	for h := range H {
 		hostPart[h] = h * parts / H
+	}
+	for h, id := range s.Topo.ScaleUpEndpoint {
+		hostPart[id] = hostPart[h]
+	}
+	s.ownHost = make([]bool, len(net.HostPorts))
+	for h := range s.ownHost {
 		s.ownHost[h] = hostPart[h] == k
 	}
-	hostOf := make(map[*fabric.Port]int, H)
+	hostOf := make(map[*fabric.Port]int, len(net.HostPorts))
 	partOf := make([]int, len(net.Ports))
 	for h, hp := range net.HostPorts {
-		hostOf[hp] = h
-		partOf[hp.ID] = hostPart[h]
+		if hp != nil {
+			hostOf[hp] = h
+			partOf[hp.ID] = hostPart[h]
+		}
 	}
 	// A switch with hosts goes with its first host; the others are
 	// dealt out in blocks, tier by tier, in the order the topology made
@@ -109,11 +116,22 @@ func (s *Sim) partition(k, parts int) error {
 			s.lookahead = pt.Delay
 		}
 	}
-	if s.lookahead == 0 {
+	switch {
+	case s.lookahead < 0:
+		return fmt.Errorf("sim.partitions: no link joins the %d parts; use 1", parts)
+	case s.lookahead == 0:
 		return fmt.Errorf("sim.partitions: a link between parts has no delay; partitioned runs need every link's delay above 0")
 	}
+	// The PFC deadlock search reads the whole fabric: a part cannot run
+	// it. Routes whose buffer dependencies close no cycle cannot deadlock
+	// (fabric/cdg.go), so only those are taken.
+	if s.Job.Spec.Switch.PFC.Enabled && mayLoop(s.Job.Spec, s.Plan) {
+		if c := net.DependencyCycles(); len(c) > 0 {
+			return fmt.Errorf("sim.partitions: the routes can close a cycle of PFC pauses (%s), and a partitioned run cannot watch for the deadlock; use 1 part", c[0])
+		}
+	}
 	net.SetRemote(remote)
-	net.OnDeadlock = nil // the search reads the whole fabric
+	net.OnDeadlock = nil // nothing to find (above)
 	s.part, s.parts, s.partOf = k, parts, partOf
 	return nil
 }
@@ -122,25 +140,31 @@ func (s *Sim) partition(k, parts int) error {
 // short (a link delay of simulated time: a few microseconds of work to a
 // millisecond), and waking a sleeping thread takes tens of microseconds,
 // so a goroutine that waits spins, and yields only after a while (a
-// machine busy with other work).
+// machine busy with other work). A goroutine that fails (panics) aborts
+// it: every wait then returns false at once.
 type spinBarrier struct {
 	n     int32
 	count atomic.Int32
 	gen   atomic.Uint32
+	abort atomic.Bool
 }
 
-func (b *spinBarrier) wait() {
+func (b *spinBarrier) wait() bool {
 	g := b.gen.Load()
 	if b.count.Add(1) == b.n {
 		b.count.Store(0)
 		b.gen.Add(1)
-		return
+		return !b.abort.Load()
 	}
 	for i := 0; b.gen.Load() == g; i++ {
+		if b.abort.Load() {
+			return false
+		}
 		if i >= 1<<16 {
 			runtime.Gosched()
 		}
 	}
+	return !b.abort.Load()
 }
 
 // runParts runs part 0 (s) with the other parts, built here, each on a
@@ -169,8 +193,18 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	var end sim.Time                    // the window's last picosecond (−1: stop)
 	inbox := make([][]*fabric.Export, len(sims))
 	var wg sync.WaitGroup
+	var failed atomic.Value // the first worker's panic
 	work := func(w int) {
 		defer wg.Done()
+		defer func() {
+			// A panic in a part stops every part, and is raised again on
+			// the caller's goroutine (below), where the runner reports
+			// it as the job's failure.
+			if r := recover(); r != nil {
+				failed.CompareAndSwap(nil, r)
+				b.abort.Store(true)
+			}
+		}()
 		// A worker stays on one thread, which the kernel keeps on one
 		// core: its parts' working set stays in that core's caches.
 		runtime.LockOSThread()
@@ -183,9 +217,14 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 					next[k] = -1
 				}
 			}
-			b.wait()
+			if !b.wait() {
+				return
+			}
 			if w == 0 {
-				end = s.windowEnd(sims, next, limit)
+				end = s.nextWindowEnd(sims, next, limit)
+				if ctx.Err() != nil {
+					end = -1
+				}
 				if end >= 0 && win%64 == 0 {
 					hugepages.Maintain()
 					if progress != nil && total > 0 {
@@ -195,19 +234,17 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 						}
 						progress(float64(got) / float64(total))
 					}
-					if ctx.Err() != nil {
-						end = -1
-					}
 				}
 			}
-			b.wait()
-			if end < 0 {
+			if !b.wait() || end < 0 {
 				return
 			}
 			for k := w; k < len(sims); k += workers {
 				sims[k].Sched.Run(end)
 			}
-			b.wait()
+			if !b.wait() {
+				return
+			}
 			for k := w; k < len(sims); k += workers {
 				in := inbox[k][:0]
 				for _, o := range sims {
@@ -224,7 +261,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 				}
 				inbox[k] = in
 			}
-			b.wait() // every outbox read
+			if !b.wait() { // every outbox read
+				return
+			}
 			for k := w; k < len(sims); k += workers {
 				sims[k].Topo.Net.Outbox = sims[k].Topo.Net.Outbox[:0]
 			}
@@ -236,6 +275,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	}
 	work(0)
 	wg.Wait()
+	if r := failed.Load(); r != nil {
+		panic(r)
+	}
 	t := mergeTraces(sims, s.pastLimit(sims, limit))
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {
 		return t, nil
@@ -254,9 +296,9 @@ func (s *Sim) pastLimit(sims []*Sim, limit sim.Time) bool {
 	return false
 }
 
-// windowEnd is the last picosecond of the next window (−1: the run is over): every
+// nextWindowEnd is the last picosecond of the next window (−1: the run is over): every
 // message delivered, nothing left to run, or past the time limit.
-func (s *Sim) windowEnd(sims []*Sim, next []sim.Time, limit sim.Time) sim.Time {
+func (s *Sim) nextWindowEnd(sims []*Sim, next []sim.Time, limit sim.Time) sim.Time {
 	lo, any, done := sim.Time(0), false, 0
 	for k, o := range sims {
 		if next[k] >= 0 && (!any || next[k] < lo) {
@@ -323,8 +365,12 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 			var sum int64
 			for _, o := range sims {
 				d := o.windowData[k]
-				if d < 0 {
+				if d < 0 && done == n {
 					d = o.Topo.Net.DeliveredData // the run ended before it (Trace)
+				}
+				if d < 0 {
+					sum = -1 // not measured
+					break
 				}
 				sum += d
 			}
@@ -340,8 +386,12 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 	for h, pt := range s.Topo.Net.HostPorts {
 		nicOf[pt.ID] = h
 	}
+	// The parts ran on to the end of their last window, a lookahead at
+	// most past the last delivery: their counters are read there, so
+	// that no pause is open before it began.
+	at := max(now, last)
 	for id, pt := range ports {
-		c := pt.Counters(now)
+		c := pt.Counters(at)
 		f.Totals.Add(c)
 		if !s.Job.Spec.Sim.PortCounters {
 			continue
@@ -358,7 +408,7 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 		f.Totals.Add(o.tr.counters())
 	}
 	f.Totals.UtilizationPct = 0
-	f.Balance = balance(ports, now)
+	f.Balance = balance(ports, at)
 	for _, o := range sims {
 		c := o.Topo.Net.Balance()
 		f.Conservation.InjectedBytes += c.InjectedBytes

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"fabriclab/metrics"
+	"fabriclab/plan"
 	"fabriclab/scenario"
+	"fabriclab/sim"
 	"fabriclab/units"
 )
 
@@ -140,6 +142,7 @@ func TestPartitionsRefused(t *testing.T) {
 		{[]string{"sim.partitions=2", "transport.cc=hpcc"}, "HPCC"},
 		{[]string{"sim.partitions=65"}, "between 0 and 64"},
 		{[]string{"sim.partitions=2", "workload.kind=alltoall", "workload.sizes.list=[1MiB]"}, "collective"},
+		{[]string{"sim.partitions=2", "switch.pfc.watchdog.detect=5us", "switch.pfc.watchdog.restore=20us"}, "watchdog"},
 	} {
 		_, err := scenario.LoadSets(file, c.sets)
 		if err == nil || !strings.Contains(err.Error(), "sim.partitions") || !strings.Contains(err.Error(), c.want) {
@@ -153,6 +156,12 @@ func TestPartitionsRefused(t *testing.T) {
 	s.Workload = scenario.Workload{Kind: "allreduce", Algorithm: "ring", QPs: 1, Iterations: 1}
 	if _, err := Run(context.Background(), job(s, units.MiB), nil); err == nil || !strings.Contains(err.Error(), "wait on") {
 		t.Errorf("a ring all-reduce in parts: %v", err)
+	}
+	// Routes that can close a cycle of pauses: the deadlock search, which
+	// a part cannot run, would be needed.
+	j := partJob(t, "../examples/pfc-deadlock.yaml", "", 2)
+	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "cycle of PFC pauses") {
+		t.Errorf("pfc-deadlock.yaml in parts: %v", err)
 	}
 	s = leafSpine(2, 1, 1)
 	s.Sim.Partitions = 3
@@ -209,3 +218,47 @@ func TestPartitionedRunStopsWhenCancelled(t *testing.T) {
 		t.Errorf("progress heard %d times", calls)
 	}
 }
+
+// Hosts with a scale-up domain: each endpoint goes with its host, so the
+// parts split the hosts, not the endpoints (a server of 8 GPUs across the
+// two parts).
+func TestPartitionedRunWithScaleUp(t *testing.T) {
+	s := leafSpine(8, 8, 1)
+	s.Topology.GPUsPerServer = 8
+	s.Topology.ScaleUp = scenario.Link{Rate: 800 * units.Gbps, Delay: 500 * units.Nanosecond}
+	s.Workload = scenario.Workload{Kind: "permutation"}
+	one := run(t, s, units.MiB)
+	s.Sim.Partitions = 2
+	two := run(t, s, units.MiB)
+	t.Logf("CCT %v s in two parts, %v s in one; %d and %d events", two.CCTS, one.CCTS, two.Events, one.Events)
+	if !two.Complete || math.Abs(two.CCTS-one.CCTS) > 0.01*one.CCTS {
+		t.Errorf("two parts: complete %v, CCT %v s; one part %v s", two.Complete, two.CCTS, one.CCTS)
+	}
+}
+
+// A part that fails stops every part: the panic comes back to the caller,
+// and no thread is left spinning.
+func TestPartitionedRunPanicStopsEveryPart(t *testing.T) {
+	j := partJob(t, "../testdata/bench/websearch-320.yaml", "", 2, "workload.duration=100us")
+	s, err := Build(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := buildWith(j, plan.Together, buildOpts{part: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.others = []*Sim{o}
+	o.Sched.At(20*units.Microsecond, panicker{}, 0)
+	defer func() {
+		if r := recover(); r != "part 1 failed" {
+			t.Errorf("recovered %v", r)
+		}
+	}()
+	s.Run(context.Background(), nil)
+	t.Error("the run returned")
+}
+
+type panicker struct{}
+
+func (panicker) OnEvent(sim.Time, uint64) { panic("part 1 failed") }

@@ -11,9 +11,10 @@ const MaxPartitions = 64
 // fabric at once is refused: messages that wait on others' deliveries
 // (collectives, any-to-any, RPCs; a flow list's dependencies are found
 // when the plan is built), transports other than RoCE (with DCQCN or PFC
-// only), HPCC's in-band telemetry, explain mode, telemetry, link failures,
-// PFC storms and explicit routes (switch.routes_file: the PFC deadlock
-// search reads the whole fabric and is off in a partitioned run).
+// only; the others' posting writes the receiver's state), HPCC's in-band
+// telemetry, explain mode, telemetry, link failures, PFC storms and the
+// PFC watchdog. Routes that could close a cycle of PFC pauses are refused
+// when the plan is built (the deadlock search reads the whole fabric).
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {
 	case s.Transport.Kind != "roce":
@@ -28,8 +29,8 @@ func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 		return false, "topology.failures", "link failures reconverge the whole fabric's routes"
 	case len(s.Topology.PFCStorms) > 0:
 		return false, "topology.pfc_storms", "PFC storms are not partitioned"
-	case s.Switch.RoutesFile != "":
-		return false, "switch.routes_file", "explicit routes may close a PFC cycle, and the deadlock search is off in a partitioned run"
+	case s.Switch.PFC.Watchdog.Detect > 0:
+		return false, "switch.pfc.watchdog", "the watchdog reads whether the far end of a link still pauses it"
 	case s.Sim.Engine != "packet":
 		return false, "sim.engine", "partitions split the packet engine's run"
 	}

@@ -354,20 +354,32 @@ func (q *entryHeap) pop() {
 	}
 }
 
-// peek is the time of the next entry (false: none).
+// peek is the time of the next entry (false: none), without moving the
+// calendar on: a part of a partitioned run asks before the frames from the
+// other parts come in, which may be due before the bucket it would move to.
+// The current bucket's entries come before any bucket ahead, and those
+// before far's.
 func (q *calendarQueue) peek() (Time, bool) {
 	if q.n == 0 {
 		return 0, false
 	}
-	if q.head == len(q.cur) && len(q.late.h) == 0 {
-		q.advance()
-	}
-	t := Time(1<<63 - 1)
+	t, ok := Time(0), false
 	if q.head < len(q.cur) {
-		t = q.cur[q.head].at
+		t, ok = q.cur[q.head].at, true
 	}
-	if len(q.late.h) > 0 && q.late.h[0].at < t {
-		t = q.late.h[0].at
+	if len(q.late.h) > 0 && (!ok || q.late.h[0].at < t) {
+		t, ok = q.late.h[0].at, true
+	}
+	if ok {
+		return t, true
+	}
+	if q.near == 0 {
+		return q.far.h[0].at, true
+	}
+	b := q.nextUsed(uint32(q.base>>widthBits) & calMask)
+	t = q.slots[q.top[b]-1].e.at
+	for i := q.slots[q.top[b]-1].next; i != 0; i = q.slots[i-1].next {
+		t = min(t, q.slots[i-1].e.at)
 	}
 	return t, true
 }

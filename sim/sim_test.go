@@ -646,6 +646,24 @@ func TestSchedulerMatchesReference(t *testing.T) {
 			if msg := s.q.check(); msg != "" {
 				panic(msg)
 			}
+			// NextAt (a partitioned run's look ahead) is the model's
+			// least pending time, and leaves the calendar as it was.
+			got, ok := s.NextAt()
+			if ok != (len(c.pending) > 0) {
+				panic(fmt.Sprintf("NextAt says %v with %d pending", ok, len(c.pending)))
+			}
+			if ok {
+				least := c.pending[0].at
+				for _, e := range c.pending {
+					least = min(least, e.at)
+				}
+				if got != least {
+					panic(fmt.Sprintf("NextAt %d, the least pending at %d", got, least))
+				}
+			}
+			if msg := s.q.check(); msg != "" {
+				panic("after NextAt: " + msg)
+			}
 		}
 		for range 200 {
 			c.add(c.delay())
