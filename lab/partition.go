@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,7 @@ import (
 // scheduler (fabric.Export). The parts run in lockstep windows: each runs
 // its events before the earliest pending event of all plus the lookahead,
 // the shortest link delay between two parts (no frame sent in the window
-// can arrive before its end); then each takes in what was sent to it,
+// can arrive within it); then each takes in what was sent to it,
 // sorted by arrival time, sender part and order of sending. So a run
 // depends on the number of parts and never on how many cores ran them.
 //
@@ -167,6 +168,19 @@ func (b *spinBarrier) wait() bool {
 	return !b.abort.Load()
 }
 
+// PartPanic is a panic in a part of a partitioned run, raised again on
+// the goroutine that ran it: Value is what the part panicked with.
+type PartPanic struct {
+	Value any
+	stack []byte
+}
+
+func (p *PartPanic) String() string { return fmt.Sprint(p.Value) }
+
+// PanicStack is the part's stack where it panicked (the runner reports
+// it rather than the stack where the panic was raised again).
+func (p *PartPanic) PanicStack() []byte { return p.stack }
+
 // runParts runs part 0 (s) with the other parts, built here, each on a
 // goroutine of its own, and returns the trace of the whole fabric.
 func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.Trace, error) {
@@ -193,15 +207,20 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	var end sim.Time                    // the window's last picosecond (−1: stop)
 	inbox := make([][]*fabric.Export, len(sims))
 	var wg sync.WaitGroup
-	var failed atomic.Value // the first worker's panic
+	var mu sync.Mutex
+	var failed *PartPanic // the first part's panic
 	work := func(w int) {
 		defer wg.Done()
 		defer func() {
 			// A panic in a part stops every part, and is raised again on
 			// the caller's goroutine (below), where the runner reports
-			// it as the job's failure.
+			// it as the job's failure, with the part's stack.
 			if r := recover(); r != nil {
-				failed.CompareAndSwap(nil, r)
+				mu.Lock()
+				if failed == nil {
+					failed = &PartPanic{Value: r, stack: debug.Stack()}
+				}
+				mu.Unlock()
 				b.abort.Store(true)
 			}
 		}()
@@ -275,14 +294,14 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	}
 	work(0)
 	wg.Wait()
-	if r := failed.Load(); r != nil {
-		panic(r)
+	if failed != nil {
+		panic(failed)
 	}
 	t := mergeTraces(sims, s.pastLimit(sims, limit))
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {
 		return t, nil
 	}
-	return t, fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left (with sim.partitions %d the PFC deadlock search is off: a cycle of pauses would look like this)",
+	return t, fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left in any of the %d parts (a bug: please report it with the scenario)",
 		t.Now, len(t.End)-t.Delivered, s.parts)
 }
 
@@ -296,8 +315,9 @@ func (s *Sim) pastLimit(sims []*Sim, limit sim.Time) bool {
 	return false
 }
 
-// nextWindowEnd is the last picosecond of the next window (−1: the run is over): every
-// message delivered, nothing left to run, or past the time limit.
+// nextWindowEnd is the last picosecond of the next window (−1: the run
+// is over: every message delivered, nothing left to run, or past the
+// time limit).
 func (s *Sim) nextWindowEnd(sims []*Sim, next []sim.Time, limit sim.Time) sim.Time {
 	lo, any, done := sim.Time(0), false, 0
 	for k, o := range sims {

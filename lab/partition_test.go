@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -117,6 +118,16 @@ func TestPartitionedRunAgreesWithOnePart(t *testing.T) {
 		within("websearch ECN marks", float64(r.ECNMarks), float64(one.ECNMarks), 0.10)
 		within("websearch CNPs", float64(r.CNPs), float64(one.CNPs), 0.10)
 	}
+	// Ultra Ethernet, sprayed over REPS entropies, lossy with trimming.
+	uet := func(parts int) metrics.SizeResult {
+		return runPart(t, partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, "workload.duration=500us",
+			"transport.kind=uet", "transport.uet.lb=reps", "switch.pfc.enabled=false", "switch.trimming=true"))
+	}
+	one = uet(1)
+	r := uet(2)
+	within("uet FCT mean", r.FCT.Mean, one.FCT.Mean, 0.03)
+	within("uet slowdown p50", r.Slowdown.P50, one.Slowdown.P50, 0.03)
+	within("uet slowdown p99", r.Slowdown.P99, one.Slowdown.P99, 0.10)
 	ic := func(parts int) metrics.SizeResult {
 		return runPart(t, partJob(t, "../examples/incast.yaml", "pfc", parts, "workload.sizes.list=[1MiB]"))
 	}
@@ -124,7 +135,7 @@ func TestPartitionedRunAgreesWithOnePart(t *testing.T) {
 	if one.PFCPauses == 0 {
 		t.Fatal("the incast paused nothing: the test needs pauses between the parts")
 	}
-	r := ic(2)
+	r = ic(2)
 	within("incast CCT", r.CCTS, one.CCTS, 0.01)
 	within("incast pauses", float64(r.PFCPauses), float64(one.PFCPauses), 0.25)
 	within("incast paused share", r.Balance.PFCPausedShare, one.Balance.PFCPausedShare, 0.25)
@@ -137,7 +148,7 @@ func TestPartitionsRefused(t *testing.T) {
 		sets []string
 		want string
 	}{
-		{[]string{"sim.partitions=2", "transport.kind=homa"}, "RoCE only"},
+		{[]string{"sim.partitions=2", "transport.kind=homa"}, "RoCE and UET only"},
 		{[]string{"sim.partitions=2", "sim.explain=true"}, "explain mode"},
 		{[]string{"sim.partitions=2", "transport.cc=hpcc"}, "HPCC"},
 		{[]string{"sim.partitions=65"}, "between 0 and 64"},
@@ -249,9 +260,14 @@ func TestPartitionedRunPanicStopsEveryPart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.others = []*Sim{o}
-	o.Sched.At(20*units.Microsecond, panicker{}, 0)
+	// Both parts fail in the same window, with panics of other types:
+	// the first is raised again, with its own stack.
+	o.Sched.At(20*units.Microsecond, panicker{"part 1 failed"}, 0)
+	s.Sched.At(20*units.Microsecond, panicker{errors.New("part 0 failed")}, 0)
 	defer func() {
-		if r := recover(); r != "part 1 failed" {
+		r := recover()
+		p, ok := r.(*PartPanic)
+		if !ok || !strings.Contains(fmt.Sprint(p.Value), "failed") || !strings.Contains(string(p.PanicStack()), "panicker") {
 			t.Errorf("recovered %v", r)
 		}
 	}()
@@ -259,6 +275,6 @@ func TestPartitionedRunPanicStopsEveryPart(t *testing.T) {
 	t.Error("the run returned")
 }
 
-type panicker struct{}
+type panicker struct{ v any }
 
-func (panicker) OnEvent(sim.Time, uint64) { panic("part 1 failed") }
+func (p panicker) OnEvent(sim.Time, uint64) { panic(p.v) }

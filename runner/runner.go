@@ -188,6 +188,11 @@ func runOne(ctx context.Context, run JobFunc, job scenario.Job, progress engine.
 		if p := recover(); p != nil {
 			jr.Err = fmt.Errorf("panic: %v", p)
 			jr.Stack = string(debug.Stack())
+			if s, ok := p.(interface{ PanicStack() []byte }); ok {
+				// Raised again from another goroutine (a part of a
+				// partitioned run): where it began.
+				jr.Stack = string(s.PanicStack())
+			}
 		}
 	}()
 	defer func() { jr.Stopped = ctx.Err() != nil }()

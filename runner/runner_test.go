@@ -55,6 +55,23 @@ func TestRunnerOrderAndPanics(t *testing.T) {
 	}
 }
 
+// A panic raised again from another goroutine (a part of a partitioned
+// run) reports the stack where it began.
+func TestRunnerReportsTheStackWhereAPanicBegan(t *testing.T) {
+	run := func(context.Context, scenario.Job, engine.Progress) (metrics.SizeResult, error) {
+		panic(stackedPanic{})
+	}
+	res := (&Runner{Run: run, Parallel: 1, Reporter: NewLineReporter(&bytes.Buffer{}, 0)}).RunAll(context.Background(), jobs(1))
+	if jr := res[0]; jr.Err == nil || !strings.Contains(jr.Err.Error(), "in part 1") || jr.Stack != "part 1's stack" {
+		t.Errorf("err %v, stack %q", jr.Err, jr.Stack)
+	}
+}
+
+type stackedPanic struct{}
+
+func (stackedPanic) String() string     { return "in part 1" }
+func (stackedPanic) PanicStack() []byte { return []byte("part 1's stack") }
+
 // Cancelled before it starts, nothing runs; the results say so.
 func TestRunnerCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -11,14 +11,15 @@ const MaxPartitions = 64
 // fabric at once is refused: messages that wait on others' deliveries
 // (collectives, any-to-any, RPCs; a flow list's dependencies are found
 // when the plan is built), transports other than RoCE (with DCQCN or PFC
-// only; the others' posting writes the receiver's state), HPCC's in-band
-// telemetry, explain mode, telemetry, link failures, PFC storms and the
-// PFC watchdog. Routes that could close a cycle of PFC pauses are refused
-// when the plan is built (the deadlock search reads the whole fabric).
+// only) and UET (TCP's and Homa's posting reaches into the receiver's
+// NIC), HPCC's in-band telemetry, explain mode, telemetry, link failures,
+// PFC storms and the PFC watchdog. Routes that could close a cycle of PFC
+// pauses are refused when the plan is built (the deadlock search reads
+// the whole fabric).
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {
-	case s.Transport.Kind != "roce":
-		return false, "transport.kind", fmt.Sprintf("%s: a partitioned run takes RoCE only", s.Transport.Kind)
+	case s.Transport.Kind != "roce" && s.Transport.Kind != "uet":
+		return false, "transport.kind", fmt.Sprintf("%s: a partitioned run takes RoCE and UET only (this transport's posting reaches into the receiver's NIC)", s.Transport.Kind)
 	case HPCCParams(s).Enabled:
 		return false, "transport.cc", "HPCC's in-band telemetry is not carried between parts"
 	case s.Sim.Explain:
@@ -29,7 +30,7 @@ func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 		return false, "topology.failures", "link failures reconverge the whole fabric's routes"
 	case len(s.Topology.PFCStorms) > 0:
 		return false, "topology.pfc_storms", "PFC storms are not partitioned"
-	case s.Switch.PFC.Watchdog.Detect > 0:
+	case s.Switch.PFC.Enabled && s.Switch.PFC.Watchdog.Detect > 0:
 		return false, "switch.pfc.watchdog", "the watchdog reads whether the far end of a link still pauses it"
 	case s.Sim.Engine != "packet":
 		return false, "sim.engine", "partitions split the packet engine's run"

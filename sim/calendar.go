@@ -355,8 +355,9 @@ func (q *entryHeap) pop() {
 }
 
 // peek is the time of the next entry (false: none), without moving the
-// calendar on: a part of a partitioned run asks before the frames from the
-// other parts come in, which may be due before the bucket it would move to.
+// calendar on: a part of a partitioned run asks before the frames from
+// the other parts come in, which may be due before the bucket it would
+// move to (next, which does move it, puts such an entry back by rebase).
 // The current bucket's entries come before any bucket ahead, and those
 // before far's.
 func (q *calendarQueue) peek() (Time, bool) {
