@@ -204,7 +204,8 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	workers := min(len(sims), runtime.GOMAXPROCS(0))
 	b := &spinBarrier{n: int32(workers)}
 	next := make([]sim.Time, len(sims)) // each part's next event (−1: none)
-	var end sim.Time                    // the window's last picosecond (−1: stop)
+	done := make([]int, len(sims))      // each part's messages delivered
+	stop := false                       // cancelled
 	inbox := make([][]*fabric.Export, len(sims))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -228,42 +229,14 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		// core: its parts' working set stays in that core's caches.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		// Two meetings a window. Before the first, every part takes in
+		// what the others sent it (in the last window, or while they
+		// were built), says when its next event is and how many messages
+		// it has delivered, and worker 0 looks at the context; each
+		// worker then works out the same window from those. Between the
+		// first and the second, every part clears its outbox (all taken
+		// in) and runs the window, filling it again.
 		for win := 0; ; win++ {
-			for k := w; k < len(sims); k += workers {
-				if t, ok := sims[k].Sched.NextAt(); ok {
-					next[k] = t
-				} else {
-					next[k] = -1
-				}
-			}
-			if !b.wait() {
-				return
-			}
-			if w == 0 {
-				end = s.nextWindowEnd(sims, next, limit)
-				if ctx.Err() != nil {
-					end = -1
-				}
-				if end >= 0 && win%64 == 0 {
-					hugepages.Maintain()
-					if progress != nil && total > 0 {
-						var got int64
-						for _, o := range sims {
-							got += o.tr.deliveredPayload()
-						}
-						progress(float64(got) / float64(total))
-					}
-				}
-			}
-			if !b.wait() || end < 0 {
-				return
-			}
-			for k := w; k < len(sims); k += workers {
-				sims[k].Sched.Run(end)
-			}
-			if !b.wait() {
-				return
-			}
 			for k := w; k < len(sims); k += workers {
 				in := inbox[k][:0]
 				for _, o := range sims {
@@ -279,12 +252,38 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 					sims[k].Topo.Net.Import(x)
 				}
 				inbox[k] = in
+				t, ok := sims[k].Sched.NextAt()
+				if !ok {
+					t = -1
+				}
+				next[k], done[k] = t, sims[k].done
 			}
-			if !b.wait() { // every outbox read
+			if w == 0 {
+				stop = ctx.Err() != nil
+				if win%64 == 0 {
+					hugepages.Maintain()
+					if progress != nil && total > 0 {
+						var got int64
+						for _, o := range sims {
+							got += o.tr.deliveredPayload()
+						}
+						progress(float64(got) / float64(total))
+					}
+				}
+			}
+			if !b.wait() {
+				return
+			}
+			end := s.nextWindowEnd(next, done, limit)
+			if stop || end < 0 {
 				return
 			}
 			for k := w; k < len(sims); k += workers {
-				sims[k].Topo.Net.Outbox = sims[k].Topo.Net.Outbox[:0]
+				sims[k].Topo.Net.Outbox = sims[k].Topo.Net.Outbox[:0] // taken in
+				sims[k].Sched.Run(end)
+			}
+			if !b.wait() {
+				return
 			}
 		}
 	}
@@ -315,18 +314,18 @@ func (s *Sim) pastLimit(sims []*Sim, limit sim.Time) bool {
 	return false
 }
 
-// nextWindowEnd is the last picosecond of the next window (−1: the run
-// is over: every message delivered, nothing left to run, or past the
-// time limit).
-func (s *Sim) nextWindowEnd(sims []*Sim, next []sim.Time, limit sim.Time) sim.Time {
-	lo, any, done := sim.Time(0), false, 0
-	for k, o := range sims {
-		if next[k] >= 0 && (!any || next[k] < lo) {
-			lo, any = next[k], true
+// nextWindowEnd is the last picosecond of the next window, given each
+// part's next event and messages delivered (−1: the run is over: every
+// message delivered, nothing left to run, or past the time limit).
+func (s *Sim) nextWindowEnd(next []sim.Time, done []int, limit sim.Time) sim.Time {
+	lo, any, n := sim.Time(0), false, 0
+	for k, t := range next {
+		if t >= 0 && (!any || t < lo) {
+			lo, any = t, true
 		}
-		done += o.done
+		n += done[k]
 	}
-	if !any || done == len(s.DAG.Msgs) || lo > limit {
+	if !any || n == len(s.DAG.Msgs) || lo > limit {
 		return -1
 	}
 	return min(lo+s.lookahead-1, limit)

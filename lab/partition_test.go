@@ -232,7 +232,9 @@ func TestPartitionedRunStopsWhenCancelled(t *testing.T) {
 
 // Hosts with a scale-up domain: each endpoint goes with its host, so the
 // parts split the hosts, not the endpoints (a server of 8 GPUs across the
-// two parts).
+// two parts). The permutation starts at time 0, so frames cross between
+// the parts while they are built, before the first window: they must be
+// taken in, not lost (run checks that bytes are conserved).
 func TestPartitionedRunWithScaleUp(t *testing.T) {
 	s := leafSpine(8, 8, 1)
 	s.Topology.GPUsPerServer = 8

@@ -474,13 +474,17 @@ Exit codes: 0 ok, 1 a job failed or bad scenario, 2 bad command line, 3 some
 job did not finish within sim.time_limit, 130 interrupted.
 
 Results do not depend on --parallel: each job is deterministic for its seed.
-With more than one worker the largest data sizes start first (so the last
+One large job can use several cores: --set sim.partitions=2 splits its
+fabric into two parts, each on a core (messages without dependencies over
+RoCE or UET; same result on any number of cores, and within the order of
+same-picosecond events of the one-part run). With more than one worker the largest data sizes start first (so the last
 job to end is a short one); the N largest jobs then run at once, and an
 interrupted sweep keeps its largest sizes. --parallel 1 keeps file order.`,
 		Example: `  fabriclab run examples/alltoall-dcqcn.yaml
   fabriclab run --set workload.sizes.to=1GiB --seed 7 examples/alltoall-dcqcn.yaml
   fabriclab run --sweep workload.qps=1,2,4,8 --sweep workload.algorithm=direct,pairwise examples/alltoall-qps.yaml
   fabriclab run --json results.json --csv results.csv --parallel 4 my-fabric.yaml
+  fabriclab run --set sim.partitions=2 testdata/bench/websearch-320.yaml
   fabriclab run --tag baseline --note "firmware 22.41" --db postgres://lab@db.example/fabriclab my-fabric.yaml
   fabriclab run --quiet --json - my-fabric.yaml | jq '.variants[].results[].busbw_gbps'`,
 		Args: func(cmd *cobra.Command, args []string) error {
