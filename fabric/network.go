@@ -44,8 +44,10 @@ type Network struct {
 	// (retransmitted duplicates included): throughput over a window.
 	DeliveredData int64
 	// Outbox is what this part of a partitioned run sends the others
-	// (partition.go); empty otherwise.
-	Outbox []Export
+	// (partition.go), and OutboxINT the in-band telemetry of its frames;
+	// empty otherwise.
+	Outbox    []Export
+	OutboxINT []INTRecord
 }
 
 // NewNetwork makes an empty network of nHosts hosts.

@@ -25,20 +25,31 @@ func (n *Network) SetRemote(ids []int) {
 }
 
 // export puts a copy of p, sent on remote port pt, in the outbox, and p
-// back in the pool.
+// back in the pool. A packet's in-band telemetry goes with it, in
+// OutboxINT (the copy's INT numbers it there).
 func (pt *Port) export(p *Packet) {
 	n := pt.net
 	n.Outbox = append(n.Outbox, Export{At: p.arrival, Port: int32(pt.ID)})
 	x := &n.Outbox[len(n.Outbox)-1]
 	x.Pkt = *p
 	x.Pkt.next = nil
+	if p.INT != 0 {
+		n.OutboxINT = append(n.OutboxINT, *n.INT.Get(p.INT))
+		x.Pkt.INT = int32(len(n.OutboxINT))
+	}
 	n.Pool.Put(p)
 }
 
-// Import takes in what another part exported: a frame joins the wire of
+// ClearOutbox empties the outbox once every part has taken in what it
+// holds.
+func (n *Network) ClearOutbox() {
+	n.Outbox, n.OutboxINT = n.Outbox[:0], n.OutboxINT[:0]
+}
+
+// Import takes in x, exported by part from: a frame joins the wire of
 // this part's copy of the sending port (whose far end is this part's),
-// a PFC frame is scheduled for its port.
-func (n *Network) Import(x *Export) {
+// with its in-band telemetry; a PFC frame is scheduled for its port.
+func (n *Network) Import(x *Export, from *Network) {
 	pt := n.Ports[x.Port]
 	if x.PFC {
 		n.Sched.At(x.At, pt, x.Arg)
@@ -47,6 +58,10 @@ func (n *Network) Import(x *Export) {
 	p := n.Pool.Get()
 	*p = x.Pkt
 	p.next = nil
+	if x.Pkt.INT != 0 {
+		p.INT = n.INT.New()
+		*n.INT.Get(p.INT) = from.OutboxINT[x.Pkt.INT-1]
+	}
 	tail := pt.pipe.tail
 	empty := tail == nil
 	pt.pipe.push(p)

@@ -35,7 +35,7 @@ func TestExportedFramesArriveAsOnOneFabric(t *testing.T) {
 		t.Errorf("the sending part holds %d packets after exporting them", a.net.Pool.Live)
 	}
 	for k := range out {
-		b.net.Import(&out[k])
+		b.net.Import(&out[k], a.net)
 	}
 	b.s.Run(-1)
 	got, want := b.hosts[1].got, one.hosts[1].got

@@ -206,7 +206,12 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	next := make([]sim.Time, len(sims)) // each part's next event (−1: none)
 	done := make([]int, len(sims))      // each part's messages delivered
 	stop := false                       // cancelled
-	inbox := make([][]*fabric.Export, len(sims))
+	// inbox[k] is what part k takes in, and from which part's network.
+	type arrival struct {
+		x    *fabric.Export
+		from *fabric.Network
+	}
+	inbox := make([][]arrival, len(sims))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed *PartPanic // the first part's panic
@@ -243,13 +248,13 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 					out := o.Topo.Net.Outbox
 					for i := range out {
 						if x := &out[i]; s.destination(o, x) == k {
-							in = append(in, x)
+							in = append(in, arrival{x, o.Topo.Net})
 						}
 					}
 				}
-				slices.SortStableFunc(in, func(a, b *fabric.Export) int { return cmp.Compare(a.At, b.At) })
-				for _, x := range in {
-					sims[k].Topo.Net.Import(x)
+				slices.SortStableFunc(in, func(a, b arrival) int { return cmp.Compare(a.x.At, b.x.At) })
+				for _, a := range in {
+					sims[k].Topo.Net.Import(a.x, a.from)
 				}
 				inbox[k] = in
 				t, ok := sims[k].Sched.NextAt()
@@ -279,7 +284,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 				return
 			}
 			for k := w; k < len(sims); k += workers {
-				sims[k].Topo.Net.Outbox = sims[k].Topo.Net.Outbox[:0] // taken in
+				sims[k].Topo.Net.ClearOutbox() // taken in
 				sims[k].Sched.Run(end)
 			}
 			if !b.wait() {

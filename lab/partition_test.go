@@ -71,8 +71,12 @@ func TestPartitionedFlowAloneIsExact(t *testing.T) {
 // windows and what it takes in at their ends depend only on the parts.
 func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, parts := range []int{2, 3} {
-		j := partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, "workload.duration=100us", "sim.record_flows=true", "sim.port_counters=true")
+	for _, c := range []struct {
+		parts int
+		cc    string
+	}{{2, "dcqcn"}, {3, "dcqcn"}, {2, "hpcc"}} {
+		parts := c.parts
+		j := partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, "workload.duration=100us", "sim.record_flows=true", "sim.port_counters=true", "transport.cc="+c.cc)
 		var first metrics.SizeResult
 		for i, procs := range []int{1, 2, 1} {
 			runtime.GOMAXPROCS(procs)
@@ -82,7 +86,7 @@ func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 				continue
 			}
 			if !reflect.DeepEqual(first, r) {
-				t.Errorf("%d parts: the run on %d cores differs from the run on 1 (%d against %d events)", parts, procs, r.Events, first.Events)
+				t.Errorf("%d parts, %s: the run on %d cores differs from the run on 1 (%d against %d events)", parts, c.cc, procs, r.Events, first.Events)
 			}
 		}
 	}
@@ -128,6 +132,15 @@ func TestPartitionedRunAgreesWithOnePart(t *testing.T) {
 	within("uet FCT mean", r.FCT.Mean, one.FCT.Mean, 0.03)
 	within("uet slowdown p50", r.Slowdown.P50, one.Slowdown.P50, 0.03)
 	within("uet slowdown p99", r.Slowdown.P99, one.Slowdown.P99, 0.10)
+	// HPCC: every data packet's in-band telemetry crosses with it.
+	hpcc := func(parts int) metrics.SizeResult {
+		return runPart(t, partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, "workload.duration=500us", "transport.cc=hpcc"))
+	}
+	one = hpcc(1)
+	r = hpcc(2)
+	within("hpcc FCT mean", r.FCT.Mean, one.FCT.Mean, 0.03)
+	within("hpcc slowdown p50", r.Slowdown.P50, one.Slowdown.P50, 0.03)
+	within("hpcc slowdown p99", r.Slowdown.P99, one.Slowdown.P99, 0.10)
 	ic := func(parts int) metrics.SizeResult {
 		return runPart(t, partJob(t, "../examples/incast.yaml", "pfc", parts, "workload.sizes.list=[1MiB]"))
 	}
@@ -150,7 +163,6 @@ func TestPartitionsRefused(t *testing.T) {
 	}{
 		{[]string{"sim.partitions=2", "transport.kind=homa"}, "RoCE and UET only"},
 		{[]string{"sim.partitions=2", "sim.explain=true"}, "explain mode"},
-		{[]string{"sim.partitions=2", "transport.cc=hpcc"}, "HPCC"},
 		{[]string{"sim.partitions=65"}, "between 0 and 64"},
 		{[]string{"sim.partitions=2", "workload.kind=alltoall", "workload.sizes.list=[1MiB]"}, "collective"},
 		{[]string{"sim.partitions=2", "switch.pfc.watchdog.detect=5us", "switch.pfc.watchdog.restore=20us"}, "watchdog"},

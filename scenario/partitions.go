@@ -10,18 +10,16 @@ const MaxPartitions = 64
 // sees only its own switches and hosts, so whatever reads across the
 // fabric at once is refused: messages that wait on others' deliveries
 // (collectives, any-to-any, RPCs; a flow list's dependencies are found
-// when the plan is built), transports other than RoCE (with DCQCN or PFC
-// only) and UET (TCP's and Homa's posting reaches into the receiver's
-// NIC), HPCC's in-band telemetry, explain mode, telemetry, link failures,
-// PFC storms and the PFC watchdog. Routes that could close a cycle of PFC
-// pauses are refused when the plan is built (the deadlock search reads
-// the whole fabric).
+// when the plan is built), transports other than RoCE (with DCQCN, HPCC
+// or PFC only) and UET (TCP's and Homa's posting reaches into the
+// receiver's NIC), explain mode, telemetry, link failures, PFC storms and
+// the PFC watchdog. Routes that could close a cycle of PFC pauses are
+// refused when the plan is built (the deadlock search reads the whole
+// fabric).
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {
 	case s.Transport.Kind != "roce" && s.Transport.Kind != "uet":
 		return false, "transport.kind", fmt.Sprintf("%s: a partitioned run takes RoCE and UET only (this transport's posting reaches into the receiver's NIC)", s.Transport.Kind)
-	case HPCCParams(s).Enabled:
-		return false, "transport.cc", "HPCC's in-band telemetry is not carried between parts"
 	case s.Sim.Explain:
 		return false, "sim.explain", "explain mode observes the whole fabric"
 	case s.Sim.Telemetry.On():
