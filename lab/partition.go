@@ -301,6 +301,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	if failed != nil {
 		panic(failed)
 	}
+	for _, o := range sims {
+		o.Topo.Net.ClearOutbox() // taken in (a Run after this one must not take them again)
+	}
 	t := mergeTraces(sims, s.pastLimit(sims, limit))
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {
 		return t, nil

@@ -138,7 +138,9 @@ func TestPartitionedRunAgreesWithOnePart(t *testing.T) {
 	}
 	one = hpcc(1)
 	r = hpcc(2)
-	within("hpcc FCT mean", r.FCT.Mean, one.FCT.Mean, 0.03)
+	// 1%: with the records lost on the way (the window's last hops
+	// unseen) the mean moved by −2.5% to −2.9%.
+	within("hpcc FCT mean", r.FCT.Mean, one.FCT.Mean, 0.01)
 	within("hpcc slowdown p50", r.Slowdown.P50, one.Slowdown.P50, 0.03)
 	within("hpcc slowdown p99", r.Slowdown.P99, one.Slowdown.P99, 0.10)
 	ic := func(parts int) metrics.SizeResult {

@@ -474,12 +474,15 @@ Exit codes: 0 ok, 1 a job failed or bad scenario, 2 bad command line, 3 some
 job did not finish within sim.time_limit, 130 interrupted.
 
 Results do not depend on --parallel: each job is deterministic for its seed.
-One large job can use several cores: --set sim.partitions=2 splits its
-fabric into two parts, each on a core (messages without dependencies over
-RoCE or UET; same result on any number of cores, and within the order of
-same-picosecond events of the one-part run). With more than one worker the largest data sizes start first (so the last
+With more than one worker the largest data sizes start first (so the last
 job to end is a short one); the N largest jobs then run at once, and an
-interrupted sweep keeps its largest sizes. --parallel 1 keeps file order.`,
+interrupted sweep keeps its largest sizes. --parallel 1 keeps file order.
+
+One large job can use several cores: --set sim.partitions=2 splits its
+fabric into two parts, each on a core of its own (messages that wait on
+nothing, over RoCE or UET). Its result is the same on any number of cores;
+it differs from the one-part run only in the order of events at the same
+picosecond, as another tie order would.`,
 		Example: `  fabriclab run examples/alltoall-dcqcn.yaml
   fabriclab run --set workload.sizes.to=1GiB --seed 7 examples/alltoall-dcqcn.yaml
   fabriclab run --sweep workload.qps=1,2,4,8 --sweep workload.algorithm=direct,pairwise examples/alltoall-qps.yaml
