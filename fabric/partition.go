@@ -40,6 +40,13 @@ func (pt *Port) export(p *Packet) {
 	n.Pool.Put(p)
 }
 
+// exportPFC puts PFC event arg for remote port pt's peer, due at, in the
+// outbox.
+func (pt *Port) exportPFC(at sim.Time, arg uint64) {
+	n := pt.net
+	n.Outbox = append(n.Outbox, Export{At: at, Port: int32(pt.Peer.ID), PFC: true, Arg: arg})
+}
+
 // ClearOutbox empties the outbox once every part has taken in what it
 // holds.
 func (n *Network) ClearOutbox() {
@@ -62,12 +69,5 @@ func (n *Network) Import(x *Export, from *Network) {
 		p.INT = n.INT.New()
 		*n.INT.Get(p.INT) = from.OutboxINT[x.Pkt.INT-1]
 	}
-	tail := pt.pipe.tail
-	empty := tail == nil
-	pt.pipe.push(p)
-	if !empty {
-		tail.enq = p.arrival
-	} else {
-		n.Sched.At(p.arrival, pt, evArrive)
-	}
+	pt.onWire(p)
 }

@@ -315,32 +315,32 @@ func (pt *Port) trySend(now sim.Time) {
 	pt.busyTime += tx
 	pt.txPackets++
 	pt.txBytes += int64(p.Wire)
-	p.arrival = now + tx + pt.Delay
-	if pt.remote {
-		pt.txQueued = !reserve
-		if reserve {
-			pt.txAt = now + tx
-		} else {
-			pt.net.Sched.At(now+tx, pt, evTxDone)
-		}
-		pt.export(p)
-		return
-	}
-	tail := pt.pipe.tail
-	empty := tail == nil
-	pt.pipe.push(p)
-	if !empty {
-		tail.enq = p.arrival // the arrival after tail's (Packet.enq)
-	}
 	pt.txQueued = !reserve
 	if reserve {
 		pt.txAt = now + tx
 	} else {
 		pt.net.Sched.At(now+tx, pt, evTxDone)
 	}
-	if empty {
-		pt.net.Sched.At(p.arrival, pt, evArrive)
+	p.arrival = now + tx + pt.Delay
+	if pt.remote {
+		pt.export(p) // the far end is another part's (partition.go)
+		return
 	}
+	pt.onWire(p)
+}
+
+// onWire puts p, its arrival set, on the wire toward Peer. Only the
+// wire's head has its arrival scheduled; a packet behind another is
+// scheduled when that one arrives (OnEvent), from the arrival time the
+// one ahead keeps for it (Packet.enq).
+func (pt *Port) onWire(p *Packet) {
+	tail := pt.pipe.tail
+	pt.pipe.push(p)
+	if tail != nil {
+		tail.enq = p.arrival
+		return
+	}
+	pt.net.Sched.At(p.arrival, pt, evArrive)
 }
 
 // OnEvent implements sim.Handler.
@@ -492,8 +492,7 @@ func (pt *Port) sendPFC(prio uint8, on bool) {
 	pt.pauseSent[prio] = on
 	d := pt.TxTime(PauseFrameWire) + pt.Peer.Delay
 	if pt.remote {
-		n := pt.net
-		n.Outbox = append(n.Outbox, Export{At: n.Sched.Now() + d, Port: int32(pt.Peer.ID), PFC: true, Arg: arg})
+		pt.exportPFC(pt.net.Sched.Now()+d, arg) // the peer is another part's
 		return
 	}
 	pt.net.Sched.After(d, pt.Peer, arg)

@@ -134,8 +134,7 @@ func (st *runStats) run(b *testing.B, job scenario.Job) {
 	st.peak = max(st.peak, st.ms.HeapInuse)
 	r := s.Result()
 	if s.parts > 1 {
-		ev0, pk0 = 0, 0 // every part's, built and run by Run
-		for _, o := range s.others {
+		for _, o := range s.others { // built and run by Run
 			st.events += o.Sched.Executed
 			st.packets += uint64(o.Topo.Net.InjectedPackets)
 		}

@@ -183,7 +183,6 @@ type Sim struct {
 	// A part of a partitioned run (partition.go; parts 0 otherwise): the
 	// hosts it owns, every port's part, and the windows' length.
 	part, parts int
-	ownHost     []bool
 	partOf      []int
 	lookahead   sim.Time
 	// others are the other parts, built by Run; merged is the whole
@@ -379,7 +378,7 @@ func (s *Sim) connect() {
 func (s *Sim) startAll(msgs []int32, now sim.Time) {
 	for _, i := range msgs {
 		m := &s.DAG.Msgs[i]
-		if s.ownHost != nil && !s.ownHost[m.Src] {
+		if !s.owns(int(m.Src)) {
 			continue // another part's (partition.go)
 		}
 		if m.At > now {
@@ -469,6 +468,14 @@ func (s *Sim) cut() int {
 	return s.exec.Cut()
 }
 
+// payload is the bytes of every message: what progress counts toward.
+func (s *Sim) payload() (total int64) {
+	for _, m := range s.DAG.Msgs {
+		total += m.Bytes
+	}
+	return total
+}
+
 // Run simulates until every message is delivered, the scenario's time limit
 // passes, or ctx is cancelled.
 func (s *Sim) Run(ctx context.Context, progress Progress) {
@@ -476,10 +483,7 @@ func (s *Sim) Run(ctx context.Context, progress Progress) {
 		s.merged, s.partErr = s.runParts(ctx, progress)
 		return
 	}
-	var total int64
-	for _, m := range s.DAG.Msgs {
-		total += m.Bytes
-	}
+	total := s.payload()
 	s.Sched.StopPollEvery = 1 << 14
 	s.Sched.StopHook = func(sim.Time) bool {
 		hugepages.Maintain()

@@ -17,6 +17,7 @@ import (
 	"fabriclab/metrics"
 	"fabriclab/plan"
 	"fabriclab/sim"
+	"fabriclab/topo"
 )
 
 // A partitioned run (sim.partitions > 1) splits the fabric into parts,
@@ -45,20 +46,55 @@ func (s *Sim) partition(k, parts int) error {
 		return fmt.Errorf("sim.partitions: %d parts need messages that wait on nothing (messages, permutation, incast, uniform, flows without dependencies); this workload's messages wait on others' deliveries", parts)
 	}
 	net := s.Topo.Net
-	H := s.Topo.Hosts // the hosts; a scale-up endpoint goes with its host
-	if parts > H {
+	if H := s.Topo.Hosts; parts > H {
 		return fmt.Errorf("sim.partitions: %d parts for %d hosts; every part needs a host", parts, H)
 	}
+	partOf := portParts(s.Topo, parts)
+	var remote []int
+	s.lookahead = -1
+	for _, pt := range net.Ports {
+		if partOf[pt.ID] == partOf[pt.Peer.ID] {
+			continue
+		}
+		if partOf[pt.ID] == k {
+			remote = append(remote, pt.ID)
+		}
+		if s.lookahead < 0 || pt.Delay < s.lookahead {
+			s.lookahead = pt.Delay
+		}
+	}
+	switch {
+	case s.lookahead < 0:
+		return fmt.Errorf("sim.partitions: no link joins the %d parts; use 1", parts)
+	case s.lookahead == 0:
+		return fmt.Errorf("sim.partitions: a link between parts has no delay; partitioned runs need every link's delay above 0")
+	}
+	// The PFC deadlock search reads the whole fabric: a part cannot run
+	// it. Routes whose buffer dependencies close no cycle cannot deadlock
+	// (fabric/cdg.go), so only those are taken.
+	if s.Job.Spec.Switch.PFC.Enabled && mayLoop(s.Job.Spec, s.Plan) {
+		if c := net.DependencyCycles(); len(c) > 0 {
+			return fmt.Errorf("sim.partitions: the routes can close a cycle of PFC pauses (%s), and a partitioned run cannot watch for the deadlock; use 1 part", c[0])
+		}
+	}
+	net.SetRemote(remote)
+	net.OnDeadlock = nil // nothing to find (above)
+	s.part, s.parts, s.partOf = k, parts, partOf
+	return nil
+}
+
+// portParts is every port's part (by port ID) when tp is split into
+// parts: a block of consecutive hosts each (a scale-up endpoint with its
+// host); a switch with hosts goes with its first host; the others are
+// dealt out in blocks, tier by tier, in the order the topology made them.
+func portParts(tp *topo.Topology, parts int) []int {
+	net, H := tp.Net, tp.Hosts
 	hostPart := make([]int, len(net.HostPorts))
 	for h := range H {
 		hostPart[h] = h * parts / H
 	}
-	for h, id := range s.Topo.ScaleUpEndpoint {
+	for h, id := range tp.ScaleUpEndpoint {
 		hostPart[id] = hostPart[h]
-	}
-	s.ownHost = make([]bool, len(net.HostPorts))
-	for h := range s.ownHost {
-		s.ownHost[h] = hostPart[h] == k
 	}
 	hostOf := make(map[*fabric.Port]int, len(net.HostPorts))
 	partOf := make([]int, len(net.Ports))
@@ -68,9 +104,6 @@ func (s *Sim) partition(k, parts int) error {
 			partOf[hp.ID] = hostPart[h]
 		}
 	}
-	// A switch with hosts goes with its first host; the others are
-	// dealt out in blocks, tier by tier, in the order the topology made
-	// them.
 	tiers := map[string][]*fabric.Switch{}
 	var order []string
 	for _, sw := range net.Switches {
@@ -104,37 +137,13 @@ func (s *Sim) partition(k, parts int) error {
 			}
 		}
 	}
-	var remote []int
-	s.lookahead = -1
-	for _, pt := range net.Ports {
-		if partOf[pt.ID] == partOf[pt.Peer.ID] {
-			continue
-		}
-		if partOf[pt.ID] == k {
-			remote = append(remote, pt.ID)
-		}
-		if s.lookahead < 0 || pt.Delay < s.lookahead {
-			s.lookahead = pt.Delay
-		}
-	}
-	switch {
-	case s.lookahead < 0:
-		return fmt.Errorf("sim.partitions: no link joins the %d parts; use 1", parts)
-	case s.lookahead == 0:
-		return fmt.Errorf("sim.partitions: a link between parts has no delay; partitioned runs need every link's delay above 0")
-	}
-	// The PFC deadlock search reads the whole fabric: a part cannot run
-	// it. Routes whose buffer dependencies close no cycle cannot deadlock
-	// (fabric/cdg.go), so only those are taken.
-	if s.Job.Spec.Switch.PFC.Enabled && mayLoop(s.Job.Spec, s.Plan) {
-		if c := net.DependencyCycles(); len(c) > 0 {
-			return fmt.Errorf("sim.partitions: the routes can close a cycle of PFC pauses (%s), and a partitioned run cannot watch for the deadlock; use 1 part", c[0])
-		}
-	}
-	net.SetRemote(remote)
-	net.OnDeadlock = nil // nothing to find (above)
-	s.part, s.parts, s.partOf = k, parts, partOf
-	return nil
+	return partOf
+}
+
+// owns reports whether host h is this part's (every host is, in a run of
+// one part).
+func (s *Sim) owns(h int) bool {
+	return s.partOf == nil || s.partOf[s.Topo.Net.HostPorts[h].ID] == s.part
 }
 
 // spinBarrier holds its n goroutines until all have come. A window is
@@ -194,10 +203,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		}
 	}
 	sims := append([]*Sim{s}, s.others...)
-	var total int64
-	for _, m := range s.DAG.Msgs {
-		total += m.Bytes
-	}
+	total := s.payload()
 	limit := s.Job.Spec.Sim.TimeLimit
 	// One goroutine per core at most, each running its parts one after
 	// another within a window: the result is the same on any number.
@@ -404,38 +410,20 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 			t.Window[k] = sum
 		}
 	}
-	f := &measure.Fabric{}
 	ports := make([]*fabric.Port, len(s.Topo.Net.Ports))
 	for id := range ports {
 		ports[id] = sims[s.partOf[id]].Topo.Net.Ports[id]
 	}
-	nicOf := make(map[int]int, len(s.Topo.Net.HostPorts))
-	for h, pt := range s.Topo.Net.HostPorts {
-		nicOf[pt.ID] = h
+	var transport metrics.Counters
+	for _, o := range sims {
+		transport.Add(o.tr.counters())
 	}
 	// The parts ran on to the end of their last window, a lookahead at
 	// most past the last delivery: their counters are read there, so
 	// that no pause is open before it began.
-	at := max(now, last)
-	for id, pt := range ports {
-		c := pt.Counters(at)
-		f.Totals.Add(c)
-		if !s.Job.Spec.Sim.PortCounters {
-			continue
-		}
-		if h, ok := nicOf[id]; ok {
-			c.Add(sims[s.partOf[id]].tr.nicCounters(h))
-		}
-		if c.TxPackets > 0 || c.PFCPausesRecv > 0 || c.Drops > 0 {
-			node, peer := fabric.PortName(pt)
-			f.Ports = append(f.Ports, metrics.PortCounters{Node: node, Peer: peer, Tier: pt.Tier, Counters: c})
-		}
-	}
-	for _, o := range sims {
-		f.Totals.Add(o.tr.counters())
-	}
-	f.Totals.UtilizationPct = 0
-	f.Balance = balance(ports, at)
+	f := s.fabricCounters(ports, max(now, last), func(h int) metrics.Counters {
+		return sims[s.partOf[s.Topo.Net.HostPorts[h].ID]].tr.nicCounters(h)
+	}, transport)
 	for _, o := range sims {
 		c := o.Topo.Net.Balance()
 		f.Conservation.InjectedBytes += c.InjectedBytes

@@ -32,29 +32,7 @@ func (s *Sim) Trace() *measure.Trace {
 			}
 		}
 	}
-	f := &measure.Fabric{}
-	// A host's entry in the per-port list carries its NIC's counters too.
-	nicOf := make(map[*fabric.Port]int, len(s.Topo.Net.HostPorts))
-	for h, pt := range s.Topo.Net.HostPorts {
-		nicOf[pt] = h
-	}
-	for _, pt := range s.Topo.Net.Ports {
-		c := pt.Counters(now)
-		f.Totals.Add(c)
-		if !s.Job.Spec.Sim.PortCounters {
-			continue
-		}
-		if h, ok := nicOf[pt]; ok {
-			c.Add(s.tr.nicCounters(h))
-		}
-		if c.TxPackets > 0 || c.PFCPausesRecv > 0 || c.Drops > 0 {
-			node, peer := fabric.PortName(pt)
-			f.Ports = append(f.Ports, metrics.PortCounters{Node: node, Peer: peer, Tier: pt.Tier, Counters: c})
-		}
-	}
-	f.Totals.Add(s.tr.counters())
-	f.Totals.UtilizationPct = 0
-	f.Balance = balance(s.Topo.Net.Ports, now)
+	f := s.fabricCounters(s.Topo.Net.Ports, now, s.tr.nicCounters, s.tr.counters())
 	for _, o := range s.outages {
 		if o.rec.DownS > now.Seconds() {
 			continue // the run ended before this outage
@@ -69,6 +47,38 @@ func (s *Sim) Trace() *measure.Trace {
 	f.Telemetry = s.tel.result()
 	t.Fabric = f
 	return t
+}
+
+// fabricCounters is the fabric's counters in a trace: ports (every port
+// of the fabric, by ID) read at at, summed with the transport's counters
+// into the totals, their balance, and with sim.port_counters the ports
+// worth reporting, a host's with its NIC's counters (nic).
+func (s *Sim) fabricCounters(ports []*fabric.Port, at sim.Time, nic func(h int) metrics.Counters, transport metrics.Counters) *measure.Fabric {
+	f := &measure.Fabric{}
+	host := make(map[int]int, len(s.Topo.Net.HostPorts)) // port ID → host
+	for h, pt := range s.Topo.Net.HostPorts {
+		if pt != nil {
+			host[pt.ID] = h
+		}
+	}
+	for _, pt := range ports {
+		c := pt.Counters(at)
+		f.Totals.Add(c)
+		if !s.Job.Spec.Sim.PortCounters {
+			continue
+		}
+		if h, ok := host[pt.ID]; ok {
+			c.Add(nic(h))
+		}
+		if c.TxPackets > 0 || c.PFCPausesRecv > 0 || c.Drops > 0 {
+			node, peer := fabric.PortName(pt)
+			f.Ports = append(f.Ports, metrics.PortCounters{Node: node, Peer: peer, Tier: pt.Tier, Counters: c})
+		}
+	}
+	f.Totals.Add(transport)
+	f.Totals.UtilizationPct = 0
+	f.Balance = balance(ports, at)
+	return f
 }
 
 // bounds are the plan's bounds on this fabric.
