@@ -87,6 +87,26 @@ func (l *connLayer[C]) flowState(msg int32) (float64, int64, bool) {
 	return v, d, true
 }
 
+// acrossParts is flowState in a partitioned run, where a message's
+// sender and receiver may run in different parts.
+type acrossParts interface {
+	flowStateAcross(msg int32, rcv hostTransport) (value float64, delivered int64, ok bool)
+}
+
+// flowStateAcross is flowState with the message's receiver in rcv, the
+// same transport in another part: where the message starts and its
+// metric are known here, in its sender's part, what arrived there.
+func (l *connLayer[C]) flowStateAcross(msg int32, rcv hostTransport) (float64, int64, bool) {
+	w := l.watched[msg]
+	if w == nil || !w.posted {
+		return 0, 0, false
+	}
+	v, _ := l.probe.state(l.conns[w.conn], w)
+	r := rcv.(*connLayer[C])
+	_, d := r.probe.state(r.conns[w.conn], w)
+	return v, d, true
+}
+
 // follow notes where a followed message starts, as it is posted.
 func (l *connLayer[C]) follow(conn, msg int32, bytes int64) {
 	if w := l.watched[msg]; w != nil {

@@ -71,7 +71,8 @@ func (Engine) Run(ctx context.Context, p *plan.Plan, progress engine.Progress) (
 		if err := first.stalled(ctx); err != nil || ctx.Err() != nil {
 			return first.Trace(), err
 		}
-		ids, ends := first.slowest(n), first.end
+		ids := first.slowest(n)
+		_, ends := first.times()
 		first = nil
 		if s, err = buildWith(job, plan.Together, buildOpts{flows: ids}); err != nil {
 			return nil, err
@@ -82,7 +83,7 @@ func (Engine) Run(ctx context.Context, p *plan.Plan, progress engine.Progress) (
 			half = func(f float64) { progress(0.5 + f/2) }
 		}
 		s.Run(ctx, half)
-		if ctx.Err() == nil && !slices.Equal(ends, s.end) {
+		if _, again := s.times(); ctx.Err() == nil && !slices.Equal(ends, again) {
 			return s.Trace(), errors.New("sim.telemetry.flows: the second run, which followed the slowest flows, did not repeat the first (a bug: please report it with the scenario)")
 		}
 		return s.Trace(), s.stalled(ctx)
@@ -101,10 +102,11 @@ func (s *Sim) slowest(n int) []int32 {
 	}
 	var cs []cand
 	b := s.bounds()
+	start, end := s.times()
 	for _, pt := range s.Plan.Parts {
 		for i := pt.Lo; i < pt.Hi; i++ {
 			m := &s.DAG.Msgs[i]
-			st, en := s.start[i], s.end[i]
+			st, en := start[i], end[i]
 			if m.Marker || st < 0 || pt.DAG.Iteration != nil && pt.DAG.Iteration[i-pt.Lo] < 0 {
 				continue // bookkeeping, not started, or a warmup iteration
 			}
@@ -121,7 +123,7 @@ func (s *Sim) slowest(n int) []int32 {
 			return a.slow > c.slow
 		}
 		if math.IsInf(a.slow, 1) {
-			return s.start[a.id] < s.start[c.id]
+			return start[a.id] < start[c.id]
 		}
 		return false
 	})
@@ -194,6 +196,9 @@ type Sim struct {
 	// tel samples the ports over time (sim.telemetry; nil when off, and
 	// for a job built alone).
 	tel *telemetry
+	// opts are what the build was asked for (the other parts of a
+	// partitioned run are built with the same).
+	opts buildOpts
 }
 
 // Build assembles the simulation of job without running it: every job of
@@ -247,7 +252,7 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &Sim{Job: job, Sched: sc, Topo: tp, dists: dists}
+	s := &Sim{Job: job, Sched: sc, Topo: tp, dists: dists, opts: o}
 	if sel == plan.Together && !o.noTelemetry {
 		if s.tel, err = newTelemetry(s); err != nil {
 			return nil, err
@@ -321,8 +326,8 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 		s.Sched.At(w.Duration/2, (*windowEnd)(s), 0)
 		s.Sched.At(w.Duration, (*windowEnd)(s), 1)
 	}
-	if s.tel != nil && !s.Done() {
-		s.tel.start()
+	if s.tel != nil && !s.Done() && s.parts <= 1 {
+		s.tel.start() // a partitioned run samples between its windows
 	}
 	return s, nil
 }
@@ -455,6 +460,15 @@ func (s *Sim) stalled(ctx context.Context) error {
 	}
 	return fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left (a transport bug; please report it with the scenario)",
 		s.Sched.Now(), len(s.DAG.Msgs)-s.done-s.cut())
+}
+
+// times are every message's start and end (−1: not yet) in the whole
+// run: the merged parts' after a partitioned run.
+func (s *Sim) times() (start, end []sim.Time) {
+	if s.merged != nil {
+		return s.merged.Start, s.merged.End
+	}
+	return s.start, s.end
 }
 
 // Done reports whether every message was delivered or cut (DAG.Until).

@@ -321,12 +321,16 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 		records += mapBytes(flowsMax, c.slowEntry) // the slowdowns by message
 	}
 	connect := run + growPeak(timed, c.event) - events + (posted+timed)*c.release
-	run += flowsMax*2*c.float + buckets + records + telemetryBytes(spec, fabricPorts(ts, hosts))
-	e.Bytes = e.Fabric + lists + max(peakBuild, connect, run)
+	run += flowsMax*2*c.float + buckets + records
+	telemetry := telemetryBytes(spec, fabricPorts(ts, hosts))
+	e.Bytes = e.Fabric + lists + max(peakBuild, connect, run+telemetry)
 	if p := int64(spec.Sim.Partitions); p > 1 {
-		// Every part is a whole simulation (partition.go).
+		// Every part is a whole simulation (partition.go), but samples
+		// only the ports it owns: all parts' samples are the fabric's
+		// once, and their merge (mergeTelemetry) copies them.
+		ports, n, sample := telemetrySamples(spec, fabricPorts(ts, hosts))
+		e.Bytes = p*(e.Fabric+lists+max(peakBuild, connect, run)) + telemetry + ports*n*sample
 		e.Fabric *= p
-		e.Bytes *= p
 	}
 	for k := range e.Jobs {
 		j := &e.Jobs[k]
@@ -737,15 +741,8 @@ func telemetryBytes(spec *scenario.Scenario, ports int64) int64 {
 	if !o.On() {
 		return 0
 	}
-	if o.Ports.IsZero() {
-		ports = 0
-	}
-	n := int64(scenario.MaxTelemetrySamples/max(ports, scenario.MaxTelemetryFlows)) &^ 1
-	if lim := o.Samples(spec.Sim.TimeLimit); lim > 0 {
-		n = min(n, lim+1)
-	}
+	ports, n, sample := telemetrySamples(spec, ports)
 	prios := int64(len(sampledPrios(spec)))
-	sample := 8 + 8 + 1 + 3*4 + 4*prios // queue, sent, paused, frames/marks/drops, qprio
 	kept := ports
 	if o.Ports.Top > 0 {
 		kept = min(kept, int64(o.Ports.Top))
@@ -755,6 +752,24 @@ func telemetryBytes(spec *scenario.Scenario, ports int64) int64 {
 	series := 8 + 8 + 1 + 3*8 + 8*prios // queue, util, paused, frames/marks/drops, per-priority queues
 	flows := int64(o.Flows.Top + len(o.Flows.List))
 	return growPeak(ports*n, sample) + flows*3*growPeak(n, 8) + kept*n*series
+}
+
+// telemetrySamples are the ports sim.telemetry samples (of the fabric's
+// ports), the most samples it holds and the bytes of a port's sample.
+func telemetrySamples(spec *scenario.Scenario, ports int64) (sampled, n, sample int64) {
+	o := spec.Sim.Telemetry
+	if !o.On() {
+		return 0, 0, 0
+	}
+	if o.Ports.IsZero() {
+		ports = 0
+	}
+	n = int64(scenario.MaxTelemetrySamples/max(ports, scenario.MaxTelemetryFlows)) &^ 1
+	if lim := o.Samples(spec.Sim.TimeLimit); lim > 0 {
+		n = min(n, lim+1)
+	}
+	// queue, sent, paused, frames/marks/drops, a queue per priority
+	return ports, n, 8 + 8 + 1 + 3*4 + 4*int64(len(sampledPrios(spec)))
 }
 
 // costs are the bytes of each item a build holds, from the real types.

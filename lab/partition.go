@@ -78,6 +78,9 @@ func (s *Sim) partition(k, parts int) error {
 		}
 	}
 	net.SetRemote(remote)
+	if s.tel != nil {
+		s.tel.own(partOf, k)
+	}
 	net.OnDeadlock = nil // nothing to find (above)
 	s.part, s.parts, s.partOf = k, parts, partOf
 	return nil
@@ -195,7 +198,9 @@ func (p *PartPanic) PanicStack() []byte { return p.stack }
 func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.Trace, error) {
 	if s.others == nil {
 		for k := 1; k < s.parts; k++ {
-			o, err := buildWith(s.Job, plan.Together, buildOpts{part: k})
+			opts := s.opts
+			opts.part = k
+			o, err := buildWith(s.Job, plan.Together, opts)
 			if err != nil {
 				return s.Trace(), err
 			}
@@ -203,6 +208,14 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		}
 	}
 	sims := append([]*Sim{s}, s.others...)
+	// sim.telemetry: every part's sampler takes its samples between two
+	// windows, a window ending just before each (part 0's reads the
+	// flows it follows in their senders' and receivers' parts).
+	every := sim.Time(-1)
+	if s.tel != nil {
+		s.tel.parts = sims
+		every = s.tel.every
+	}
 	total := s.payload()
 	limit := s.Job.Spec.Sim.TimeLimit
 	// One goroutine per core at most, each running its parts one after
@@ -240,6 +253,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		// core: its parts' working set stays in that core's caches.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		sampleAt, last := s.Sched.Now()+every, sim.Time(-1) // the next sample, the last window's end
 		// Two meetings a window. Before the first, every part takes in
 		// what the others sent it (in the last window, or while they
 		// were built), says when its next event is and how many messages
@@ -289,6 +303,23 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 			if stop || end < 0 {
 				return
 			}
+			if every > 0 {
+				if last == sampleAt-1 {
+					// Every part has run to the sample, and none runs
+					// while worker 0 takes it.
+					if w == 0 {
+						for _, o := range sims {
+							o.tel.take(sampleAt)
+						}
+					}
+					sampleAt += every
+					if !b.wait() {
+						return
+					}
+				}
+				end = min(end, sampleAt-1)
+				last = end
+			}
 			for k := w; k < len(sims); k += workers {
 				sims[k].Topo.Net.ClearOutbox() // taken in
 				sims[k].Sched.Run(end)
@@ -311,6 +342,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		o.Topo.Net.ClearOutbox() // taken in (a Run after this one must not take them again)
 	}
 	t := mergeTraces(sims, s.pastLimit(sims, limit))
+	if s.tel != nil {
+		t.Fabric.Telemetry = mergeTelemetry(sims, t.Now)
+	}
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {
 		return t, nil
 	}
@@ -435,4 +469,37 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 	c.OK = c.InjectedBytes == c.DeliveredBytes+c.DroppedBytes+c.InFlightBytes
 	t.Fabric = f
 	return t
+}
+
+// mergeTelemetry is the whole fabric's telemetry from its parts' samplers,
+// which took their samples at the same moments: each port's series from
+// the part that owns it, the followed flows from part 0's (which read
+// them where they ran), every sampler closed at the run's end (now).
+func mergeTelemetry(sims []*Sim, now sim.Time) *metrics.Telemetry {
+	for _, o := range sims {
+		o.tel.finishAt(now)
+	}
+	s := sims[0]
+	m := *s.tel
+	np, nq := 0, len(m.prios)
+	if m.ports != nil {
+		np = len(s.Topo.Net.Ports)
+	}
+	m.ports, m.ids = make([]*fabric.Port, np), nil
+	m.queue, m.sent, m.paused = make([]int64, m.n*np), make([]int64, m.n*np), make([]bool, m.n*np)
+	m.frames, m.marks, m.drops = make([]int32, m.n*np), make([]int32, m.n*np), make([]int32, m.n*np)
+	m.qprio = make([]int32, m.n*np*nq)
+	for _, o := range sims {
+		t := o.tel
+		for j, id := range t.ids {
+			m.ports[id] = t.ports[j]
+			for k := range m.n {
+				i, from := k*np+id, k*len(t.ports)+j
+				m.queue[i], m.sent[i], m.paused[i] = t.queue[from], t.sent[from], t.paused[from]
+				m.frames[i], m.marks[i], m.drops[i] = t.frames[from], t.marks[from], t.drops[from]
+				copy(m.qprio[i*nq:(i+1)*nq], t.qprio[from*nq:])
+			}
+		}
+	}
+	return m.result()
 }

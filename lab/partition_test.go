@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,9 +75,11 @@ func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 	for _, c := range []struct {
 		parts int
 		cc    string
-	}{{2, "dcqcn"}, {3, "dcqcn"}, {2, "hpcc"}} {
+		more  []string
+	}{{2, "dcqcn", nil}, {3, "dcqcn", nil}, {2, "hpcc", nil},
+		{3, "dcqcn", []string{"sim.telemetry.interval=3us", "sim.telemetry.ports=top 8", "sim.telemetry.flows=top 2"}}} {
 		parts := c.parts
-		j := partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, "workload.duration=100us", "sim.record_flows=true", "sim.port_counters=true", "transport.cc="+c.cc)
+		j := partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, append([]string{"workload.duration=100us", "sim.record_flows=true", "sim.port_counters=true", "transport.cc=" + c.cc}, c.more...)...)
 		var first metrics.SizeResult
 		for i, procs := range []int{1, 2, 1} {
 			runtime.GOMAXPROCS(procs)
@@ -84,6 +87,9 @@ func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 			if i == 0 {
 				first = r
 				continue
+			}
+			if c.more != nil && (r.Telemetry == nil || len(r.Telemetry.Ports) != 8 || len(r.Telemetry.Flows) != 2) {
+				t.Fatalf("%d parts: telemetry %+v, want 8 ports and 2 flows", parts, r.Telemetry)
 			}
 			if !reflect.DeepEqual(first, r) {
 				t.Errorf("%d parts, %s: the run on %d cores differs from the run on 1 (%d against %d events)", parts, c.cc, procs, r.Events, first.Events)
@@ -294,3 +300,138 @@ func TestPartitionedRunPanicStopsEveryPart(t *testing.T) {
 type panicker struct{ v any }
 
 func (p panicker) OnEvent(sim.Time, uint64) { panic(p.v) }
+
+// Telemetry in a partitioned run: each port's series comes from the part
+// that owns the port, so its interval counts add up to that port's own
+// counters (a replica's would be zeros), and a followed flow is read in
+// its sender's part (the rate) and its receiver's (what arrived). The
+// whole agrees with the one-part run's.
+func TestPartitionedTelemetry(t *testing.T) {
+	s := leafSpine(32, 8, 4)
+	s.Transport.DCQCN.Preset = "default"
+	s.Workload = scenario.Workload{Kind: "incast", Senders: 31, Target: 0}
+	s.Sim.PortCounters = true
+	// Flow 0 goes from host 1 (part 0) to host 0; flow 30 from host 31
+	// (part 1).
+	s.Sim.Telemetry = scenario.Telemetry{Interval: 2 * units.Microsecond, Ports: scenario.Pick{Top: scenario.MaxTelemetryPorts},
+		Flows: scenario.Pick{List: []string{"0", "30"}}, What: []string{"queue", "util", "pause", "ecn", "drops", "rate", "delivered"}}
+	one := run(t, s, 256*units.KiB)
+	s.Sim.Partitions = 2
+	two := run(t, s, 256*units.KiB)
+	if one.PFCPauses == 0 {
+		t.Fatal("the incast paused nothing: the test needs pauses")
+	}
+	counts := map[[2]string]metrics.Counters{}
+	for _, p := range two.Ports {
+		counts[[2]string{p.Node, p.Peer}] = p.Counters
+	}
+	tel, tel1 := two.Telemetry, one.Telemetry
+	if tel == nil || tel1 == nil || len(tel.Ports) == 0 {
+		t.Fatal("no telemetry")
+	}
+	if tel.IntervalS != tel1.IntervalS || tel.Samples < tel1.Samples-1 || tel.Samples > tel1.Samples+1 {
+		t.Errorf("%d samples of %v s with two parts, %d of %v s with one", tel.Samples, tel.IntervalS, tel1.Samples, tel1.IntervalS)
+	}
+	if len(tel.Ports) != len(tel1.Ports) {
+		t.Errorf("%d ports' series with two parts, %d with one", len(tel.Ports), len(tel1.Ports))
+	}
+	var frames, frames1 int64
+	for _, ps := range tel.Ports {
+		c, ok := counts[[2]string{ps.Node, ps.Peer}]
+		if !ok {
+			t.Fatalf("%s→%s: a series for a port without counters", ps.Node, ps.Peer)
+		}
+		var f, m int64
+		for k := range ps.PauseFrames {
+			f += ps.PauseFrames[k]
+			m += ps.ECNMarks[k]
+		}
+		if ps.TxBytes != c.TxBytes || f != c.PFCPausesRecv || m != c.ECNMarks {
+			t.Errorf("%s→%s: series of %d bytes, %d pause frames, %d marks; the port's counters %d, %d, %d",
+				ps.Node, ps.Peer, ps.TxBytes, f, m, c.TxBytes, c.PFCPausesRecv, c.ECNMarks)
+		}
+		frames += f
+	}
+	for _, ps := range tel1.Ports {
+		for _, f := range ps.PauseFrames {
+			frames1 += f
+		}
+	}
+	if frames == 0 || math.Abs(float64(frames-frames1)) > 0.25*float64(frames1) {
+		t.Errorf("%d pause frames in the series with two parts, %d with one", frames, frames1)
+	}
+	t.Logf("%d samples, %d series, %d pause frames in them (one part: %d samples, %d frames)", tel.Samples, len(tel.Ports), frames, tel1.Samples, frames1)
+	if len(tel.Flows) != 2 {
+		t.Fatalf("%d flows followed, want 2", len(tel.Flows))
+	}
+	for i, f := range tel.Flows {
+		f1 := tel1.Flows[i]
+		if f.ID != f1.ID || f.FCTS <= 0 || math.Abs(f.FCTS-f1.FCTS) > 0.01*f1.FCTS {
+			t.Errorf("flow %d: FCT %v s with two parts, flow %d %v s with one", f.ID, f.FCTS, f1.ID, f1.FCTS)
+		}
+		d := f.Delivered
+		if len(d) == 0 || d[len(d)-1] != f.Bytes || len(f.Value) != len(d) {
+			t.Fatalf("flow %d: %d rates, delivered %v of %d bytes", f.ID, len(f.Value), d, f.Bytes)
+		}
+		var rate, rate1 float64
+		for k := range d {
+			if k > 0 && d[k] < d[k-1] {
+				t.Fatalf("flow %d: delivered falls from %d to %d at sample %d", f.ID, d[k-1], d[k], k)
+			}
+			rate += f.Value[k] / float64(len(d))
+		}
+		for _, v := range f1.Value {
+			rate1 += v / float64(len(f1.Value))
+		}
+		if rate <= 0 || math.Abs(rate-rate1) > 0.05*rate1 {
+			t.Errorf("flow %d: mean rate %.2f Gb/s with two parts, %.2f with one", f.ID, rate, rate1)
+		}
+		// Half the flow had arrived by the same sample, give or take one.
+		half := func(f metrics.FlowSeries) int {
+			return f.First + slices.IndexFunc(f.Delivered, func(b int64) bool { return 2*b >= f.Bytes })
+		}
+		if h, h1 := half(f), half(f1); h < h1-1 || h > h1+1 {
+			t.Errorf("flow %d: half delivered at sample %d with two parts, %d with one", f.ID, h, h1)
+		}
+	}
+}
+
+// In parts, the telemetry samples are the fabric's once (each part keeps
+// its own ports'), and merging them holds them again: the estimate
+// counts them with that copy, not once per part.
+func TestPartitionedMemoryEstimateCoversTelemetry(t *testing.T) {
+	j := withTelemetry(telemetryCases(t)["incast-pfc"], units.Microsecond, scenario.MaxTelemetryPorts)
+	spec := *j.Spec
+	spec.Sim.TimeLimit = 200 * units.Microsecond
+	spec.Sim.Partitions = 3
+	j.Spec = &spec
+	s, r := runSim(t, j)
+	held := 0
+	for _, o := range append([]*Sim{s}, s.others...) {
+		tel := o.tel
+		held += 8*(cap(tel.queue)+cap(tel.sent)) + cap(tel.paused) + 4*(cap(tel.frames)+cap(tel.marks)+cap(tel.drops)+cap(tel.qprio))
+	}
+	np := len(s.Topo.Net.Ports)
+	held += r.Telemetry.Samples * np * (8 + 8 + 1 + 3*4 + 4*len(s.tel.prios)) // the merge's arrays
+	for _, ps := range r.Telemetry.Ports {
+		held += 8*(len(ps.QueueBytes)+len(ps.UtilPct)+len(ps.PauseFrames)+len(ps.ECNMarks)+len(ps.Drops)) + len(ps.Paused)
+		for _, q := range ps.Priorities {
+			held += 8 * len(q.QueueBytes)
+		}
+	}
+	bare := spec
+	bare.Sim.Telemetry = scenario.Telemetry{}
+	without, err := EstimateMemory(job(&bare, 256*units.KiB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, err := EstimateMemory(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := with.Bytes - without.Bytes
+	t.Logf("3 parts, %d samples of %d ports: %d bytes held, %d estimated", r.Telemetry.Samples, np, held, est)
+	if est < int64(held) || est > 4*int64(held) {
+		t.Errorf("telemetry estimate %d bytes against %d held", est, held)
+	}
+}

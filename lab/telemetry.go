@@ -54,6 +54,14 @@ type telemetry struct {
 
 	flows  []*flowSeries // the followed flows (sim.telemetry.flows)
 	metric string
+
+	// parts are a partitioned run's parts, in part 0's sampler (nil
+	// otherwise): a followed flow is read where its sender and its
+	// receiver run (flowParts). The run drives every part's sampler
+	// between its windows (partition.go) instead of events, and each
+	// samples the ports it owns (ids: their IDs).
+	parts []*Sim
+	ids   []int
 }
 
 // portCounts are a port's running counters at the last sample.
@@ -88,16 +96,40 @@ func newTelemetry(s *Sim) (*telemetry, error) {
 	// the most flows.
 	most := scenario.MaxTelemetrySamples / max(len(ports), scenario.MaxTelemetryFlows) &^ 1
 	t := &telemetry{s: s, ports: ports, every: o.Every(), keep: o.Ports.Top, spec: o,
-		prio: uint8(spec.NIC.DataPriority), most: most, last: make([]portCounts, len(ports))}
+		prio: uint8(spec.NIC.DataPriority), most: most}
 	t.prios = sampledPrios(spec)
-	// Room for the first samples (up to the time limit, at most 64): the
-	// arrays grow as the run goes on.
-	c := len(ports) * int(min(o.Samples(spec.Sim.TimeLimit), int64(t.most), 64))
+	t.alloc()
+	return t, nil
+}
+
+// alloc makes room for the first samples of the ports (up to the time
+// limit, at most 64): the arrays grow as the run goes on.
+func (t *telemetry) alloc() {
+	c := len(t.ports) * int(min(t.spec.Samples(t.s.Job.Spec.Sim.TimeLimit), int64(t.most), 64))
 	t.queue, t.sent = make([]int64, 0, c), make([]int64, 0, c)
 	t.paused = make([]bool, 0, c)
 	t.frames, t.marks, t.drops = make([]int32, 0, c), make([]int32, 0, c), make([]int32, 0, c)
 	t.qprio = make([]int32, 0, c*len(t.prios))
-	return t, nil
+	t.last = make([]portCounts, len(t.ports))
+}
+
+// own keeps part k's ports alone, in a partitioned run (ids[j] is the
+// j-th kept port's ID): a port's series is its owner's (mergeTelemetry),
+// and the other parts' copies of it would only take memory. The bound
+// on samples stays the whole fabric's, the same in every part.
+func (t *telemetry) own(partOf []int, k int) {
+	if t.ports == nil {
+		return // flows only
+	}
+	var kept []*fabric.Port
+	for _, pt := range t.ports {
+		if partOf[pt.ID] == k {
+			kept = append(kept, pt)
+			t.ids = append(t.ids, pt.ID)
+		}
+	}
+	t.ports = kept
+	t.alloc()
 }
 
 // sampledPrios are the priorities whose queues are sampled on their own:
@@ -195,13 +227,19 @@ func (t *telemetry) next(now sim.Time) {
 // alone never keeps a finished or stalled run alive).
 func (t *telemetry) OnEvent(now sim.Time, _ uint64) {
 	t.s.Sched.Background--
+	t.take(now)
+	if !t.s.Done() && t.s.Sched.Foreground() > 0 {
+		t.next(now)
+	}
+}
+
+// take takes the sample due at now, merging the samples pairwise once
+// they fill the bound.
+func (t *telemetry) take(now sim.Time) {
 	t.sample()
 	t.at = now
 	if t.n >= t.most && t.sub == 0 {
 		t.decimate()
-	}
-	if !t.s.Done() && t.s.Sched.Foreground() > 0 {
-		t.next(now)
 	}
 }
 
@@ -257,19 +295,38 @@ func (t *telemetry) sample() {
 	}
 }
 
+// flowParts are the simulations where message msg is sent and received:
+// both the sampler's own, but for a partitioned run's.
+func (t *telemetry) flowParts(msg int32) (snd, rcv *Sim) {
+	if t.parts == nil {
+		return t.s, t.s
+	}
+	s, m := t.s, &t.s.DAG.Msgs[msg]
+	part := func(h int32) *Sim { return t.parts[s.partOf[s.Topo.Net.HostPorts[h].ID]] }
+	return part(m.Src), part(m.Dst)
+}
+
 // sampleFlow records flow f's state if it is in progress (or ended in the
 // interval just closed: the sample that shows it complete).
 func (t *telemetry) sampleFlow(f *flowSeries) {
-	s := t.s
-	if f.ended || s.start[f.msg] < 0 {
+	snd, rcv := t.flowParts(f.msg)
+	if f.ended || snd.start[f.msg] < 0 {
 		return
 	}
-	v, d, ok := s.tr.flowState(f.msg)
+	var v float64
+	var d int64
+	var ok bool
+	if snd == rcv {
+		v, d, ok = snd.tr.flowState(f.msg)
+	} else {
+		// Partitioned runs take RoCE and UET, connection transports.
+		v, d, ok = snd.tr.(acrossParts).flowStateAcross(f.msg, rcv.tr)
+	}
 	if !ok {
 		return // released but not posted yet
 	}
-	if s.end[f.msg] >= 0 {
-		d = s.DAG.Msgs[f.msg].Bytes
+	if rcv.end[f.msg] >= 0 {
+		d = t.s.DAG.Msgs[f.msg].Bytes
 		f.ended = true
 	}
 	k := t.n - 1 // the sample being taken
@@ -352,12 +409,14 @@ func (f *flowSeries) merge() {
 // since the last one (folded into the last sample when that one is not
 // full yet), so that what happened to the end is counted and the flows
 // that end the run show complete.
-func (t *telemetry) finish() {
+func (t *telemetry) finish() { t.finishAt(t.s.Sched.Now()) }
+
+// finishAt is finish for a run that ended at now.
+func (t *telemetry) finishAt(now sim.Time) {
 	if t.ended {
 		return
 	}
 	t.ended = true
-	now := t.s.Sched.Now()
 	full := t.every << t.halved
 	t.span = full
 	if t.sub > 0 {
@@ -479,7 +538,8 @@ func (t *telemetry) flowResult(f *flowSeries) metrics.FlowSeries {
 	host := func(h int) string { return s.Topo.Net.HostPorts[h].Owner.Name() }
 	fs := metrics.FlowSeries{ID: int(f.msg), Src: host(src), Dst: host(dst), Bytes: m.Bytes,
 		First: max(f.first, 0), Metric: t.metric, Value: f.value, Delivered: f.delivered}
-	if st, en := s.start[f.msg], s.end[f.msg]; st >= 0 && en >= 0 {
+	snd, rcv := t.flowParts(f.msg)
+	if st, en := snd.start[f.msg], rcv.end[f.msg]; st >= 0 && en >= 0 {
 		fs.FCTS = (en - st).Seconds()
 		if ideal := s.AloneFCT(int(m.Src), int(m.Dst), m.Bytes).Seconds(); ideal > 0 {
 			fs.Slowdown = fs.FCTS / ideal
