@@ -53,29 +53,45 @@ func (e *explainer) Queued(p *fabric.Packet, pt *fabric.Port, wait, paused sim.T
 	}
 }
 
-// explainMode is the simulation as explain mode's measure.Explainer.
-type explainMode Sim
+// merge adds o's stays to e's, message by message (up to maxHops each):
+// a partitioned run's parts each saw the queues they own.
+func (e *explainer) merge(o *explainer) {
+	for i, n := range o.n {
+		for k := uint8(0); k < n && e.n[i] < maxHops; k++ {
+			e.stays[i][e.n[i]] = o.stays[i][k]
+			e.n[i]++
+		}
+	}
+}
+
+// explainMode is explain mode's measure.Explainer: the simulation's
+// stays, and every port (by ID) as it was when the run ended (now), in a
+// partitioned run from the part that owns it.
+type explainMode struct {
+	s     *Sim
+	e     *explainer
+	ports []*fabric.Port
+	now   sim.Time
+}
 
 // Explain builds the explanation of a part's slow flows from their
 // slowdowns (by message index: the part's measured, delivered messages).
 func (em *explainMode) Explain(_ plan.Part, slowByMsg map[int]float64) *metrics.Explanation {
-	s := (*Sim)(em)
-	e := s.explain_
-	net := s.Topo.Net
+	s, e, ports, now := em.s, em.e, em.ports, em.now
 	thr := s.Job.Spec.Sim.ExplainSlowdown
 	x := &metrics.Explanation{Threshold: thr}
 
 	// Which switches pushed back (sent PFC pauses) and which were pushed.
 	pushed := map[*fabric.Switch]bool{}
 	paused := map[*fabric.Switch]bool{}
-	for _, pt := range net.Ports {
+	for _, pt := range ports {
 		if pt.C.PFCPausesSent > 0 {
 			if sw := pt.Sw(); sw != nil {
 				pushed[sw] = true
 			}
 			node, peer := fabric.PortName(pt)
 			x.PauseTree = append(x.PauseTree, metrics.PauseEdge{From: node, To: peer,
-				Pauses: pt.C.PFCPausesSent, PausedS: pt.Peer.Counters(s.Sched.Now()).PFCPausedS})
+				Pauses: pt.C.PFCPausesSent, PausedS: ports[pt.Peer.ID].Counters(now).PFCPausedS})
 		}
 		if pt.C.PFCPausesRecv > 0 {
 			if sw := pt.Sw(); sw != nil {
@@ -117,7 +133,7 @@ func (em *explainMode) Explain(_ plan.Part, slowByMsg map[int]float64) *metrics.
 			if main == nil || st.wait > main.wait {
 				main = st
 			}
-			node, peer := fabric.PortName(net.Ports[st.port])
+			node, peer := fabric.PortName(ports[st.port])
 			f.Links = append(f.Links, metrics.QueueStay{Link: node + "→" + peer,
 				QueuedS: (st.wait / sim.Time(st.pkts)).Seconds(), PausedS: (st.paused / sim.Time(st.pkts)).Seconds()})
 		}
@@ -133,7 +149,8 @@ func (em *explainMode) Explain(_ plan.Part, slowByMsg map[int]float64) *metrics.
 		// Time the sender's NIC port spent paused by its leaf, bounded by the
 		// flow's life (the port keeps only a total, so this is an upper
 		// bound; exact for flows that span the run).
-		nicPaused := min(net.HostPorts[m.Src].Counters(s.Sched.Now()).PFCPausedS, fct)
+		nic := ports[s.Topo.Net.HostPorts[m.Src].ID]
+		nicPaused := min(nic.Counters(now).PFCPausedS, fct)
 		// A flow that waited (a microsecond or more per packet) in an unpaused
 		// queue of a switch that pushed back fed the congestion: a culprit,
 		// even if its own NIC was paused too. Otherwise it is a victim when
@@ -142,7 +159,7 @@ func (em *explainMode) Explain(_ plan.Part, slowByMsg map[int]float64) *metrics.
 		// hardly waited at all.
 		switch {
 		case main != nil && main.wait/sim.Time(main.pkts) >= sim.Time(units.Microsecond) &&
-			2*main.paused < main.wait && pushed[net.Ports[main.port].Sw()]:
+			2*main.paused < main.wait && pushed[ports[main.port].Sw()]:
 			f.Role = "culprit"
 			x.Culprits++
 		case 2*pausedT > wait && wait > 0:
@@ -151,7 +168,7 @@ func (em *explainMode) Explain(_ plan.Part, slowByMsg map[int]float64) *metrics.
 		case nicPaused >= 0.1*fct:
 			f.Role = "victim"
 			f.PausedS += nicPaused
-			f.Links = append([]metrics.QueueStay{{Link: "NIC " + net.HostPorts[m.Src].Owner.Name() + " (paused)",
+			f.Links = append([]metrics.QueueStay{{Link: "NIC " + nic.Owner.Name() + " (paused)",
 				PausedS: nicPaused}}, f.Links...)
 			x.Victims++
 		case main != nil && wait.Seconds() >= 0.1*fct:

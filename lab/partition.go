@@ -458,6 +458,14 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 	f := s.fabricCounters(ports, max(now, last), func(h int) metrics.Counters {
 		return sims[s.partOf[s.Topo.Net.HostPorts[h].ID]].tr.nicCounters(h)
 	}, transport)
+	if s.explain_ != nil {
+		// Each part saw the queues it owns: part 0's stays take the
+		// others' in.
+		for _, o := range sims[1:] {
+			s.explain_.merge(o.explain_)
+		}
+		f.Explain = &explainMode{s: s, e: s.explain_, ports: ports, now: max(now, last)}
+	}
 	for _, o := range sims {
 		c := o.Topo.Net.Balance()
 		f.Conservation.InjectedBytes += c.InjectedBytes

@@ -170,7 +170,6 @@ func TestPartitionsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"sim.partitions=2", "transport.kind=homa"}, "RoCE and UET only"},
-		{[]string{"sim.partitions=2", "sim.explain=true"}, "explain mode"},
 		{[]string{"sim.partitions=65"}, "between 0 and 64"},
 		{[]string{"sim.partitions=2", "workload.kind=alltoall", "workload.sizes.list=[1MiB]"}, "collective"},
 		{[]string{"sim.partitions=2", "switch.pfc.watchdog.detect=5us", "switch.pfc.watchdog.restore=20us"}, "watchdog"},
@@ -433,5 +432,58 @@ func TestPartitionedMemoryEstimateCoversTelemetry(t *testing.T) {
 	t.Logf("3 parts, %d samples of %d ports: %d bytes held, %d estimated", r.Telemetry.Samples, np, held, est)
 	if est < int64(held) || est > 4*int64(held) {
 		t.Errorf("telemetry estimate %d bytes against %d held", est, held)
+	}
+}
+
+// Explain mode in parts: each part records the waits in the queues it
+// owns, and the merged explanation reads every queue and counter from its
+// owner: a 31-to-1 incast's slow flows wait on both sides of the cut, and
+// the roles, roots and pause tree agree with the one-part run's.
+func TestPartitionedExplain(t *testing.T) {
+	ex := func(parts int) *metrics.Explanation {
+		r := runPart(t, partJob(t, "../examples/incast.yaml", "pfc", parts, "workload.sizes.list=[1MiB]", "sim.explain=true"))
+		if r.Explain == nil {
+			t.Fatalf("%d parts: no explanation", parts)
+		}
+		return r.Explain
+	}
+	one, two := ex(1), ex(2)
+	t.Logf("one part: %d slow, %d victims, %d culprits, roots %v; two: %d, %d, %d, %v",
+		one.SlowFlows, one.Victims, one.Culprits, one.Roots, two.SlowFlows, two.Victims, two.Culprits, two.Roots)
+	if !slices.Equal(one.Roots, two.Roots) || len(two.Roots) == 0 {
+		t.Errorf("roots %v with two parts, %v with one", two.Roots, one.Roots)
+	}
+	if two.SlowFlows != one.SlowFlows || math.Abs(float64(two.Victims-one.Victims)) > 3 || math.Abs(float64(two.Culprits-one.Culprits)) > 3 {
+		t.Errorf("two parts: %d slow, %d victims, %d culprits; one: %d, %d, %d", two.SlowFlows, two.Victims, two.Culprits, one.SlowFlows, one.Victims, one.Culprits)
+	}
+	edges := func(x *metrics.Explanation) map[string]int64 {
+		m := map[string]int64{}
+		for _, e := range x.PauseTree {
+			m[e.From+">"+e.To] = e.Pauses
+		}
+		return m
+	}
+	e1, e2 := edges(one), edges(two)
+	if len(e1) != len(e2) {
+		t.Errorf("%d pause edges with two parts, %d with one", len(e2), len(e1))
+	}
+	for k, n := range e1 {
+		if m, ok := e2[k]; !ok || math.Abs(float64(m-n)) > 0.25*float64(n)+2 {
+			t.Errorf("pause edge %s: %d frames with two parts, %d with one", k, m, n)
+		}
+	}
+	// Hosts 16–31 and their leaves are part 1's, leaf0 and host 0 part
+	// 0's: a flow from host 16 up waited in queues of both parts.
+	both := false
+	for _, f := range two.Flows {
+		var p0, p1 bool
+		for _, l := range f.Links {
+			p0 = p0 || strings.HasPrefix(l.Link, "leaf0") || strings.HasPrefix(l.Link, "leaf1")
+			p1 = p1 || strings.HasPrefix(l.Link, "leaf2") || strings.HasPrefix(l.Link, "leaf3")
+		}
+		both = both || p0 && p1
+	}
+	if !both {
+		t.Errorf("no slow flow waited in both parts' queues: %+v", two.Flows)
 	}
 }

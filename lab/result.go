@@ -42,7 +42,7 @@ func (s *Sim) Trace() *measure.Trace {
 	}
 	f.Conservation = s.Topo.Net.Balance()
 	if s.explain_ != nil {
-		f.Explain = (*explainMode)(s)
+		f.Explain = &explainMode{s: s, e: s.explain_, ports: s.Topo.Net.Ports, now: now}
 	}
 	f.Telemetry = s.tel.result()
 	t.Fabric = f

@@ -12,7 +12,7 @@ const MaxPartitions = 64
 // (collectives, any-to-any, RPCs; a flow list's dependencies are found
 // when the plan is built), transports other than RoCE (with DCQCN, HPCC
 // or PFC only) and UET (TCP's and Homa's posting reaches into the
-// receiver's NIC), explain mode, link failures, PFC storms and
+// receiver's NIC), link failures, PFC storms and
 // the PFC watchdog. Routes that could close a cycle of PFC pauses are
 // refused when the plan is built (the deadlock search reads the whole
 // fabric).
@@ -20,8 +20,6 @@ func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {
 	case s.Transport.Kind != "roce" && s.Transport.Kind != "uet":
 		return false, "transport.kind", fmt.Sprintf("%s: a partitioned run takes RoCE and UET only (this transport's posting reaches into the receiver's NIC)", s.Transport.Kind)
-	case s.Sim.Explain:
-		return false, "sim.explain", "explain mode observes the whole fabric"
 	case len(s.Topology.Failures) > 0:
 		return false, "topology.failures", "link failures reconverge the whole fabric's routes"
 	case len(s.Topology.PFCStorms) > 0:
