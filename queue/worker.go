@@ -30,6 +30,10 @@ type WorkerConfig struct {
 	// equal builds).
 	Version     string
 	Concurrency int // jobs at once (≤ 0: 1)
+	// Cores, if set, is the cores the jobs share: a job takes one for
+	// each of its parts (sim.partitions) before it starts (runner.Cores),
+	// so a worker never runs more parts at once than it has cores.
+	Cores *runner.Cores
 	// JobTimeout stops a job that runs longer (River retries it); a job
 	// whose worker died is run again once it has been running for
 	// RescueAfter(JobTimeout). 0: an hour.
@@ -156,7 +160,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return refuse("%s: %v", where, err)
 	}
-	if jr.Stopped {
+	if jr.Stopped || !jr.Ran {
 		why := "the worker is stopping"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			why = fmt.Sprintf("it ran longer than the job timeout of %s (fabriclab worker --job-timeout)", w.cfg.JobTimeout)
@@ -194,7 +198,7 @@ func (w *worker) run(ctx context.Context, a Args) (runner.JobResult, error) {
 	if err != nil {
 		return runner.JobResult{}, err
 	}
-	r := &runner.Runner{Run: w.cfg.Run, Parallel: 1}
+	r := &runner.Runner{Run: w.cfg.Run, Parallel: 1, Cores: w.cfg.Cores}
 	return r.RunAll(ctx, []scenario.Job{job})[0], nil
 }
 

@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"fabriclab/engine"
 	"fabriclab/metrics"
@@ -66,6 +69,51 @@ type Runner struct {
 	Run      JobFunc
 	Parallel int      // workers; <= 0 means 1
 	Reporter Reporter // nil: no progress
+	// Cores, if set, is a budget of cores the runner's jobs take from
+	// before they start (see Cores); nil: none.
+	Cores *Cores
+}
+
+// Cores is a budget of CPU cores that jobs share, across runners (a
+// worker's jobs, a server's launches): a job takes a core for each of its
+// parts (sim.partitions; one if it has none, at most the whole budget)
+// before it starts, and gives them back when it ends. The parts of a
+// partitioned job meet at every window by spinning, so two such jobs
+// sharing cores would spend their time waiting on each other.
+type Cores struct {
+	n   int64
+	sem *semaphore.Weighted
+}
+
+// NewCores is a budget of n cores (at least 1).
+func NewCores(n int) *Cores {
+	n = max(n, 1)
+	return &Cores{n: int64(n), sem: semaphore.NewWeighted(int64(n))}
+}
+
+// take waits for job's cores (or ctx) and returns what gives them back.
+func (c *Cores) take(ctx context.Context, job scenario.Job) (release func(), err error) {
+	k := int64(1)
+	if job.Spec != nil {
+		k = min(max(int64(job.Spec.Sim.Partitions), 1), c.n)
+	}
+	if err := c.sem.Acquire(ctx, k); err != nil {
+		return nil, err
+	}
+	return func() { c.sem.Release(k) }, nil
+}
+
+// DefaultParallel is how many of jobs to run at once when the user did
+// not say: one per CPU, or for jobs split into sim.partitions parts (each
+// part on a core of its own) as many as the CPUs hold whole.
+func DefaultParallel(jobs []scenario.Job) int {
+	parts := 1
+	for _, j := range jobs {
+		if j.Spec != nil {
+			parts = max(parts, j.Spec.Sim.Partitions)
+		}
+	}
+	return max(1, runtime.NumCPU()/parts)
 }
 
 // RunAll runs jobs and returns one JobResult per job, in job order. Jobs
@@ -123,6 +171,13 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 				if ctx.Err() != nil {
 					continue // drain; the feeder stops soon
 				}
+				release := func() {}
+				if r.Cores != nil {
+					var err error
+					if release, err = r.Cores.take(ctx, jobs[i]); err != nil {
+						continue // cancelled while it waited: never started
+					}
+				}
 				var frac atomic.Uint64 // float64 bits
 				mu.Lock()
 				running++
@@ -137,6 +192,7 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 					frac.Store(math.Float64bits(min(f, 1)))
 				}
 				res := runOne(ctx, r.Run, jobs[i], progress)
+				release()
 				results[i] = res
 				mu.Lock()
 				notify()

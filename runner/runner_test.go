@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -137,5 +138,76 @@ func TestRunnerStartsLargestFirst(t *testing.T) {
 	if len(started) != 4 || min(started[0], started[1]) != 2 || max(started[0], started[1]) != 3 ||
 		min(started[2], started[3]) != 0 || max(started[2], started[3]) != 1 {
 		t.Errorf("start order %v, want jobs 3 and 2 first, then 1 and 0", started)
+	}
+}
+
+// A budget of cores shared by two runners: each job takes a core for
+// each of its parts, so two 2-part jobs never run at once on 2 cores,
+// while 1-part jobs do; a job cancelled while it waits never starts.
+func TestCoresBoundThePartsRunningAtOnce(t *testing.T) {
+	var mu sync.Mutex
+	parts, most, ran := 0, 0, 0
+	run := func(ctx context.Context, j scenario.Job, _ engine.Progress) (metrics.SizeResult, error) {
+		p := max(j.Spec.Sim.Partitions, 1)
+		mu.Lock()
+		parts += p
+		most, ran = max(most, parts), ran+1
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		parts -= p
+		mu.Unlock()
+		var r metrics.SizeResult
+		r.Complete = true
+		return r, nil
+	}
+	withParts := func(n, p int) []scenario.Job {
+		js := jobs(n)
+		for i := range js {
+			js[i].Spec = &scenario.Scenario{}
+			js[i].Spec.Sim.Partitions = p
+		}
+		return js
+	}
+	cores := NewCores(2)
+	var wg sync.WaitGroup
+	for range 2 { // two runners (a server's launches) on one budget
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &Runner{Run: run, Parallel: 4, Cores: cores}
+			r.RunAll(context.Background(), withParts(3, 2))
+		}()
+	}
+	wg.Wait()
+	if most != 2 || ran != 6 {
+		t.Errorf("2-part jobs on 2 cores: %d parts at once at most, %d jobs ran (want 2, 6)", most, ran)
+	}
+	most = 0
+	(&Runner{Run: run, Parallel: 4, Cores: cores}).RunAll(context.Background(), withParts(4, 1))
+	if most != 2 {
+		t.Errorf("1-part jobs on 2 cores: %d at once at most, want 2", most)
+	}
+	// More parts than the budget: the job takes all of it, and runs.
+	most = 0
+	(&Runner{Run: run, Parallel: 2, Cores: cores}).RunAll(context.Background(), withParts(2, 4))
+	if most != 4 {
+		t.Errorf("4-part jobs on 2 cores: %d parts at once at most, want 4 (one job at a time)", most)
+	}
+	// Waiting for cores that a long job holds, then cancelled: never
+	// started.
+	ctx, cancel := context.WithCancel(context.Background())
+	release, err := cores.take(context.Background(), withParts(1, 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(10*time.Millisecond, cancel)
+	res := (&Runner{Run: run, Parallel: 1, Cores: cores}).RunAll(ctx, withParts(1, 1))
+	release()
+	if res[0].Ran {
+		t.Errorf("a job cancelled while it waited for cores ran: %+v", res[0])
+	}
+	if DefaultParallel(withParts(2, 2)) != max(1, runtime.NumCPU()/2) || DefaultParallel(jobs(2)) != runtime.NumCPU() {
+		t.Errorf("DefaultParallel: %d for 2-part jobs, %d for others, on %d CPUs", DefaultParallel(withParts(2, 2)), DefaultParallel(jobs(2)), runtime.NumCPU())
 	}
 }

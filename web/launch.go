@@ -223,7 +223,11 @@ func (lr *launcher) run(l *launch) {
 	})
 	s.logf("launch %d (%s) is run %d: %d jobs", l.ID, name, id, len(jobs))
 	rep := &launchReporter{l: l, s: s, runID: id}
-	rn := runner.Runner{Run: s.cfg.Run, Parallel: max(s.cfg.Parallel, 1), Reporter: rep}
+	parallel := s.cfg.Parallel
+	if parallel <= 0 {
+		parallel = runner.DefaultParallel(jobs)
+	}
+	rn := runner.Runner{Run: s.cfg.Run, Parallel: parallel, Reporter: rep, Cores: s.cores}
 	results := rn.RunAll(l.ctx, jobs)
 	status := store.StatusDone
 	for _, jr := range results {

@@ -37,6 +37,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -70,7 +71,10 @@ type Config struct {
 	// pasted scenario's relative references resolve in it. "" = none.
 	ExamplesDir string
 	// Workers is how many launches run at once (0 = 1); Parallel how many
-	// jobs of one launch (0 = 1).
+	// jobs of one launch (0: the CPUs, divided by the launch's
+	// sim.partitions). Every job of every launch also takes a core for
+	// each of its parts from one budget of the machine's CPUs
+	// (runner.Cores).
 	Workers, Parallel int
 	// MaxQueued bounds the launches waiting for a worker (0 = 16).
 	MaxQueued int
@@ -93,6 +97,7 @@ type Server struct {
 	// checking holds a token per launch being checked (Config.Check):
 	// as many at once as launches run.
 	checking chan struct{}
+	cores    *runner.Cores // the launches' jobs share the CPUs
 	mux      *http.ServeMux
 	logMu    sync.Mutex
 }
@@ -105,7 +110,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Run == nil {
 		return nil, errors.New("web: no job runner")
 	}
-	s := &Server{cfg: cfg, secret: make([]byte, 32)}
+	s := &Server{cfg: cfg, secret: make([]byte, 32), cores: runner.NewCores(runtime.NumCPU())}
 	if _, err := rand.Read(s.secret); err != nil {
 		return nil, err
 	}

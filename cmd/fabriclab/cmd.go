@@ -20,6 +20,7 @@ import (
 	"fabriclab/metrics"
 	"fabriclab/report"
 	"fabriclab/routecheck"
+	"fabriclab/runner"
 	"fabriclab/scenario"
 	"fabriclab/units"
 )
@@ -527,19 +528,6 @@ picosecond, as another tie order would.`,
 	return cmd
 }
 
-// defaultParallel is how many jobs run at once without --parallel: one
-// per CPU, or for jobs split into sim.partitions parts (each part on a
-// core of its own) as many as the CPUs hold whole.
-func defaultParallel(jobs []scenario.Job) int {
-	parts := 1
-	for _, j := range jobs {
-		if j.Spec != nil {
-			parts = max(parts, j.Spec.Sim.Partitions)
-		}
-	}
-	return max(1, runtime.NumCPU()/parts)
-}
-
 func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFlags) error {
 	switch {
 	case f.parallel < 0:
@@ -638,7 +626,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		return err
 	}
 	if f.parallel == 0 {
-		f.parallel = defaultParallel(p.Jobs)
+		f.parallel = runner.DefaultParallel(p.Jobs)
 	}
 	r := &Runner{Run: runJob, Parallel: f.parallel, Reporter: sr.wrap(a.reporter(f.quiet))}
 	processStop.jobPhase() // the first signal stops the jobs (signals.go)

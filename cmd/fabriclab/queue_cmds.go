@@ -16,6 +16,7 @@ import (
 	"fabriclab/metrics"
 	"fabriclab/queue"
 	"fabriclab/report"
+	"fabriclab/runner"
 	"fabriclab/scenario"
 	"fabriclab/store"
 )
@@ -352,6 +353,10 @@ looks every 30 s; a new leader takes over within 20 s of a dead one). Give
 every worker the same --job-timeout, above your longest job. Every row lands
 exactly once. A malformed job is refused (cancelled) with the reason.
 
+Each job takes a core of the machine for each of its parts (sim.partitions,
+one without) before it starts, and waits for them (within its timeout): a
+worker never runs more parts at once than it has cores.
+
 Ctrl-C or SIGTERM stops the worker: its running jobs are stopped and go back
 to the queue for another worker; a second signal quits at once.`,
 		Example: `  fabriclab worker --db postgres://lab@db.example/fabriclab --concurrency 8
@@ -387,7 +392,7 @@ to the queue for another worker; a second signal quits at once.`,
 			defer q.Close()
 			processStop.jobPhase() // the first signal stops the worker cleanly
 			err = q.Work(ctx, queue.WorkerConfig{
-				Store: st, Run: a.runJob, Version: version, Concurrency: concurrency, JobTimeout: timeout,
+				Store: st, Run: a.runJob, Version: version, Concurrency: concurrency, Cores: runner.NewCores(runtime.NumCPU()), JobTimeout: timeout,
 				PollInterval: poll, MaxScenario: int64(a.maxScenario), Log: a.stderr,
 				Row: func(jr JobResult) metrics.SizeResult { res, _, _ := resultRow(jr, false); return res },
 				Started: func(id string) {
@@ -403,7 +408,7 @@ to the queue for another worker; a second signal quits at once.`,
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", dbUsage)
-	cmd.Flags().IntVarP(&concurrency, "concurrency", "c", 0, "run `N` jobs at once (default: the number of CPUs)")
+	cmd.Flags().IntVarP(&concurrency, "concurrency", "c", 0, "run up to `N` jobs at once (default: the number of CPUs); a job split into sim.partitions parts takes a core for each")
 	cmd.Flags().DurationVar(&timeout, "job-timeout", time.Hour, "stop (and retry) a job that runs longer than `D`; a dead worker's job is run again elsewhere after about as long. Above your longest job, the same on every worker")
 	cmd.Flags().DurationVar(&poll, "poll", time.Second, "look for new jobs every `D` when idle")
 	_ = cmd.Flags().MarkHidden("poll")

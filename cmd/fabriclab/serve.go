@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -46,7 +45,7 @@ files of --examples and the shared size distributions.`,
 			if workers < 1 || workers > 64 {
 				return usageErr(cmd, "--workers must be 1…64, got %d", workers)
 			}
-			if parallel < 1 || parallel > 1024 {
+			if parallel < 0 || parallel > 1024 {
 				return usageErr(cmd, "--parallel must be 1…1024, got %d", parallel)
 			}
 			var token []byte
@@ -108,7 +107,7 @@ files of --examples and the shared size distributions.`,
 	f.StringVar(&t.ClientCAFile, "client-ca", "", "require client certificates signed by the CA in `PEM` (mTLS)")
 	f.StringVar(&examples, "examples", defExamples, "offer the scenario files of `DIR` on the launch page")
 	f.IntVar(&workers, "workers", 1, "launches that run at once")
-	f.IntVar(&parallel, "parallel", runtime.GOMAXPROCS(0), "jobs of one launch that run at once")
+	f.IntVar(&parallel, "parallel", 0, "`N` jobs of one launch run at once (default: the number of CPUs, divided by sim.partitions); every job takes a core per part (sim.partitions) from the machine's CPUs, shared by all launches")
 	f.BoolVar(&useQueue, "queue", false, "send launches to the job queue in the results database (fabriclab worker runs them) instead of this server's pool")
 	return cmd
 }
