@@ -3,6 +3,7 @@ package lab
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 	"fabriclab/plan"
 	"fabriclab/sim"
 	"fabriclab/topo"
+	"fabriclab/workload"
 )
 
 // A partitioned run (sim.partitions > 1) splits the fabric into parts,
@@ -36,20 +38,21 @@ import (
 // It differs from the one-part run only in how ties between events at
 // the same picosecond are broken (an imported frame is numbered at the
 // window's end), which shifts a congested run's packets as another seed
-// would. Only messages without dependencies are partitioned (a message
-// that waits on another's delivery would wait across parts).
+// would. A message may wait only on deliveries in its own sender's part
+// (localDependencies): a delivery is heard in the receiver's part alone,
+// which releases what waits on it at that very time.
 
 // partition makes s part k of parts. It runs before any message is
 // posted.
 func (s *Sim) partition(k, parts int) error {
-	if deps := slices.ContainsFunc(s.DAG.DepCount, func(c int32) bool { return c != 0 }); deps || s.DAG.Until > 0 {
-		return fmt.Errorf("sim.partitions: %d parts need messages that wait on nothing (messages, permutation, incast, uniform, flows without dependencies); this workload's messages wait on others' deliveries", parts)
-	}
 	net := s.Topo.Net
 	if H := s.Topo.Hosts; parts > H {
 		return fmt.Errorf("sim.partitions: %d parts for %d hosts; every part needs a host", parts, H)
 	}
 	partOf := portParts(s.Topo, parts)
+	if err := localDependencies(s.DAG, func(h int32) int { return partOf[net.HostPorts[h].ID] }); err != nil {
+		return fmt.Errorf("sim.partitions: %d parts: %v; use 1 part", parts, err)
+	}
 	var remote []int
 	s.lookahead = -1
 	for _, pt := range net.Ports {
@@ -83,6 +86,31 @@ func (s *Sim) partition(k, parts int) error {
 	}
 	net.OnDeadlock = nil // nothing to find (above)
 	s.part, s.parts, s.partOf = k, parts, partOf
+	return nil
+}
+
+// localDependencies checks that every message waits only on deliveries
+// in its own sender's part (hostPart: a host's part): a message is
+// delivered where its receiver runs, and that part alone hears it and
+// releases what waits on it, at that very time. A collective whose ranks
+// wait only on what they receive (ring all-reduce, trees, direct
+// all-to-all) and RPCs (a response waits on its request, at the server)
+// pass; a rank that waits on its own send's delivery (pairwise
+// all-to-all) would wait on another part's.
+func localDependencies(d *workload.DAG, hostPart func(h int32) int) error {
+	if d.Until > 0 {
+		return errors.New("messages released after the workload's end are cut, which a part cannot tell")
+	}
+	for i := range d.Msgs {
+		from := &d.Msgs[i]
+		at := hostPart(from.Dst)
+		for _, j := range d.Successors(int32(i)) {
+			if to := &d.Msgs[j]; hostPart(to.Src) != at {
+				return fmt.Errorf("message %d from host %d waits on message %d's delivery at host %d, in another part (this workload's messages wait on deliveries across the parts: a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do, or a flow list's dependencies cross)",
+					j, to.Src, i, from.Dst)
+			}
+		}
+	}
 	return nil
 }
 

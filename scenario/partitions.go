@@ -8,14 +8,14 @@ const MaxPartitions = 64
 // PartitionsSupport reports whether a partitioned run (sim.partitions > 1)
 // can simulate s, and if not which key stands in the way and why. A part
 // sees only its own switches and hosts, so whatever reads across the
-// fabric at once is refused: messages that wait on others' deliveries
-// (collectives, any-to-any, RPCs; a flow list's dependencies are found
-// when the plan is built), transports other than RoCE (with DCQCN, HPCC
-// or PFC only) and UET (TCP's and Homa's posting reaches into the
-// receiver's NIC), link failures, PFC storms and
-// the PFC watchdog. Routes that could close a cycle of PFC pauses are
-// refused when the plan is built (the deadlock search reads the whole
-// fabric).
+// fabric at once is refused: any-to-any writes (each waits on the one
+// before it, delivered elsewhere), transports other than RoCE (with
+// DCQCN, HPCC or PFC only) and UET (TCP's and Homa's posting reaches into
+// the receiver's NIC), link failures, PFC storms and the PFC watchdog.
+// When the plan is built, a message that waits on a delivery in another
+// part (a collective whose ranks wait on their own sends, a flow list's
+// dependencies) and routes that could close a cycle of PFC pauses (the
+// deadlock search reads the whole fabric) are refused.
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {
 	case s.Transport.Kind != "roce" && s.Transport.Kind != "uet":
@@ -41,12 +41,8 @@ func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 		k, ok := LookupWorkloadKind(w.Kind)
 		switch {
 		case !ok:
-		case k.Collective:
-			return false, key + ".kind", w.Kind + ": a collective's messages wait on each other's deliveries, across the parts"
 		case k.ReadsStreamKeys:
 			return false, key + ".kind", w.Kind + ": each write waits on the one before it, across the parts"
-		case w.ResponseSize.RPC():
-			return false, key + ".response_size", "a response waits on its request's delivery, across the parts"
 		}
 	}
 	return true, "", ""
