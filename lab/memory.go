@@ -321,15 +321,16 @@ func estimateMemory(job scenario.Job, sel []int, dists sizeDists) MemoryEstimate
 		records += mapBytes(flowsMax, c.slowEntry) // the slowdowns by message
 	}
 	connect := run + growPeak(timed, c.event) - events + (posted+timed)*c.release
-	run += flowsMax*2*c.float + buckets + records
-	telemetry := telemetryBytes(spec, fabricPorts(ts, hosts))
-	e.Bytes = e.Fabric + lists + max(peakBuild, connect, run+telemetry)
+	ports := fabricPorts(ts, hosts)
+	telemetry := telemetryBytes(spec, ports)
+	run += flowsMax*2*c.float + buckets + records + telemetry
+	e.Bytes = e.Fabric + lists + max(peakBuild, connect, run)
 	if p := int64(spec.Sim.Partitions); p > 1 {
 		// Every part is a whole simulation (partition.go), but samples
 		// only the ports it owns: all parts' samples are the fabric's
 		// once, and their merge (mergeTelemetry) copies them.
-		ports, n, sample := telemetrySamples(spec, fabricPorts(ts, hosts))
-		e.Bytes = p*(e.Fabric+lists+max(peakBuild, connect, run)) + telemetry + ports*n*sample
+		sampled, n, sample := telemetrySamples(spec, ports)
+		e.Bytes = p*(e.Fabric+lists+max(peakBuild, connect, run-telemetry)) + telemetry + sampled*n*sample
 		e.Fabric *= p
 	}
 	for k := range e.Jobs {

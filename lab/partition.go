@@ -82,6 +82,9 @@ func (s *Sim) partition(k, parts int) error {
 	}
 	net.SetRemote(remote)
 	if s.tel != nil {
+		if _, ok := s.tr.(acrossParts); !ok && len(s.tel.flows) > 0 {
+			return fmt.Errorf("sim.partitions: sim.telemetry.flows in parts needs a connection transport (RoCE, UET)")
+		}
 		s.tel.own(partOf, k)
 	}
 	net.OnDeadlock = nil // nothing to find (above)
@@ -238,11 +241,16 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	sims := append([]*Sim{s}, s.others...)
 	// sim.telemetry: every part's sampler takes its samples between two
 	// windows, a window ending just before each (part 0's reads the
-	// flows it follows in their senders' and receivers' parts).
+	// flows it follows in their senders' and receivers' parts). The
+	// windows end there whether or not this build samples (the first run
+	// of "top N" flows does not): frames taken in at a window's end are
+	// numbered then, so other windows would break ties otherwise.
 	every := sim.Time(-1)
+	if o := s.Job.Spec.Sim.Telemetry; o.On() {
+		every = o.Every()
+	}
 	if s.tel != nil {
 		s.tel.parts = sims
-		every = s.tel.every
 	}
 	total := s.payload()
 	limit := s.Job.Spec.Sim.TimeLimit
@@ -332,18 +340,18 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 				return
 			}
 			if every > 0 {
-				if last == sampleAt-1 {
+				if last == sampleAt-1 && s.tel != nil {
 					// Every part has run to the sample, and none runs
 					// while worker 0 takes it.
 					if w == 0 {
-						for _, o := range sims {
-							o.tel.take(sampleAt)
-						}
+						s.sampleParts(sims, sampleAt)
 					}
-					sampleAt += every
 					if !b.wait() {
 						return
 					}
+				}
+				if last == sampleAt-1 {
+					sampleAt += every
 				}
 				end = min(end, sampleAt-1)
 				last = end
@@ -369,7 +377,15 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	for _, o := range sims {
 		o.Topo.Net.ClearOutbox() // taken in (a Run after this one must not take them again)
 	}
-	t := mergeTraces(sims, s.pastLimit(sims, limit))
+	atLimit := s.pastLimit(sims, limit)
+	if s.tel != nil && atLimit && ctx.Err() == nil {
+		// Nothing runs before the limit any more: the one-part sampler
+		// would go on to it.
+		for at := s.tel.at + every; at <= limit; at += every {
+			s.sampleParts(sims, at)
+		}
+	}
+	t := mergeTraces(sims, atLimit)
 	if s.tel != nil {
 		t.Fabric.Telemetry = mergeTelemetry(sims, t.Now)
 	}
@@ -378,6 +394,14 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	}
 	return t, fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left in any of the %d parts (a bug: please report it with the scenario)",
 		t.Now, len(t.End)-t.Delivered, s.parts)
+}
+
+// sampleParts takes every part's telemetry sample due at at, while no
+// part runs.
+func (s *Sim) sampleParts(sims []*Sim, at sim.Time) {
+	for _, o := range sims {
+		o.tel.take(at)
+	}
 }
 
 // pastLimit reports whether an event is pending after the time limit.
@@ -490,7 +514,10 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 		// Each part saw the queues it owns: part 0's stays take the
 		// others' in.
 		for _, o := range sims[1:] {
-			s.explain_.merge(o.explain_)
+			if o.explain_ != nil {
+				s.explain_.merge(o.explain_)
+				o.explain_ = nil // taken in: never twice
+			}
 		}
 		f.Explain = &explainMode{s: s, e: s.explain_, ports: ports, now: max(now, last)}
 	}

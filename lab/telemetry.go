@@ -98,7 +98,9 @@ func newTelemetry(s *Sim) (*telemetry, error) {
 	t := &telemetry{s: s, ports: ports, every: o.Every(), keep: o.Ports.Top, spec: o,
 		prio: uint8(spec.NIC.DataPriority), most: most}
 	t.prios = sampledPrios(spec)
-	t.alloc()
+	if spec.Sim.Partitions <= 1 {
+		t.alloc() // a part's, once it knows its ports (own)
+	}
 	return t, nil
 }
 
@@ -118,6 +120,12 @@ func (t *telemetry) alloc() {
 // and the other parts' copies of it would only take memory. The bound
 // on samples stays the whole fabric's, the same in every part.
 func (t *telemetry) own(partOf []int, k int) {
+	if k > 0 {
+		// Part 0's sampler follows the flows, in every part (flowParts);
+		// the transports' watches stay, for the sender's part to note
+		// where each followed message starts.
+		t.flows = nil
+	}
 	if t.ports == nil {
 		return // flows only
 	}
@@ -318,9 +326,8 @@ func (t *telemetry) sampleFlow(f *flowSeries) {
 	var ok bool
 	if snd == rcv {
 		v, d, ok = snd.tr.flowState(f.msg)
-	} else {
-		// Partitioned runs take RoCE and UET, connection transports.
-		v, d, ok = snd.tr.(acrossParts).flowStateAcross(f.msg, rcv.tr)
+	} else if a, across := snd.tr.(acrossParts); across {
+		v, d, ok = a.flowStateAcross(f.msg, rcv.tr)
 	}
 	if !ok {
 		return // released but not posted yet

@@ -155,15 +155,19 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		w.logf("%s: already saved (attempt %d), nothing to do", where, job.Attempt)
 		return nil
 	}
-	w.logf("%s: started (job %d, attempt %d)", where, job.ID, job.Attempt)
-	jr, err := w.run(ctx, a)
+	jr, err := w.run(ctx, a, func() { w.logf("%s: started (job %d, attempt %d)", where, job.ID, job.Attempt) })
 	if err != nil {
 		return refuse("%s: %v", where, err)
 	}
 	if jr.Stopped || !jr.Ran {
 		why := "the worker is stopping"
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		switch timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded); {
+		case timedOut && !jr.Ran:
+			why = fmt.Sprintf("it waited for cores (one per part of sim.partitions) longer than the job timeout of %s: give the worker a --concurrency of its CPUs ÷ the partitions, or a longer --job-timeout", w.cfg.JobTimeout)
+		case timedOut:
 			why = fmt.Sprintf("it ran longer than the job timeout of %s (fabriclab worker --job-timeout)", w.cfg.JobTimeout)
+		case !jr.Ran:
+			why += " (it was waiting for cores)"
 		}
 		w.logf("%s: stopped after %s: %s", where, jr.Elapsed.Round(time.Millisecond), why)
 		return fmt.Errorf("%s: stopped: %s", where, why)
@@ -187,8 +191,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 }
 
 // run unpacks the job's bundle into a directory of its own, loads the
-// scenario from there, finds the job and runs it.
-func (w *worker) run(ctx context.Context, a Args) (runner.JobResult, error) {
+// scenario from there, finds the job, takes its cores and runs it
+// (started is called once it has them). A job stopped while it waited
+// for cores did not run (Ran false).
+func (w *worker) run(ctx context.Context, a Args, started func()) (runner.JobResult, error) {
 	dir, err := os.MkdirTemp("", "fabriclab-job-")
 	if err != nil {
 		return runner.JobResult{}, err
@@ -198,7 +204,15 @@ func (w *worker) run(ctx context.Context, a Args) (runner.JobResult, error) {
 	if err != nil {
 		return runner.JobResult{}, err
 	}
-	r := &runner.Runner{Run: w.cfg.Run, Parallel: 1, Cores: w.cfg.Cores}
+	if w.cfg.Cores != nil {
+		release, err := w.cfg.Cores.Take(ctx, job)
+		if err != nil {
+			return runner.JobResult{Job: job}, nil
+		}
+		defer release()
+	}
+	started()
+	r := &runner.Runner{Run: w.cfg.Run, Parallel: 1}
 	return r.RunAll(ctx, []scenario.Job{job})[0], nil
 }
 

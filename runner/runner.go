@@ -91,8 +91,8 @@ func NewCores(n int) *Cores {
 	return &Cores{n: int64(n), sem: semaphore.NewWeighted(int64(n))}
 }
 
-// take waits for job's cores (or ctx) and returns what gives them back.
-func (c *Cores) take(ctx context.Context, job scenario.Job) (release func(), err error) {
+// Take waits for job's cores (or ctx) and returns what gives them back.
+func (c *Cores) Take(ctx context.Context, job scenario.Job) (release func(), err error) {
 	k := int64(1)
 	if job.Spec != nil {
 		k = min(max(int64(job.Spec.Sim.Partitions), 1), c.n)
@@ -174,7 +174,7 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 				release := func() {}
 				if r.Cores != nil {
 					var err error
-					if release, err = r.Cores.take(ctx, jobs[i]); err != nil {
+					if release, err = r.Cores.Take(ctx, jobs[i]); err != nil {
 						continue // cancelled while it waited: never started
 					}
 				}

@@ -197,7 +197,7 @@ func TestCoresBoundThePartsRunningAtOnce(t *testing.T) {
 	// Waiting for cores that a long job holds, then cancelled: never
 	// started.
 	ctx, cancel := context.WithCancel(context.Background())
-	release, err := cores.take(context.Background(), withParts(1, 2)[0])
+	release, err := cores.Take(context.Background(), withParts(1, 2)[0])
 	if err != nil {
 		t.Fatal(err)
 	}

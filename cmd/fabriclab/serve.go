@@ -46,7 +46,7 @@ files of --examples and the shared size distributions.`,
 				return usageErr(cmd, "--workers must be 1…64, got %d", workers)
 			}
 			if parallel < 0 || parallel > 1024 {
-				return usageErr(cmd, "--parallel must be 1…1024, got %d", parallel)
+				return usageErr(cmd, "--parallel must be 1…1024 (0: the CPUs ÷ sim.partitions), got %d", parallel)
 			}
 			var token []byte
 			if tokenFile != "" {
