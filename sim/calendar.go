@@ -125,14 +125,17 @@ func (q *calendarQueue) link(sl *slot, i uint32, e entry) {
 
 // next takes the next entry out if it is due by end (end < 0: whenever):
 // peek and pop in one, for the run loop. It reports false when the queue
-// is empty or the next entry is after end (which stays).
+// is empty or the next entry is after end (which stays; it is returned,
+// or the zero entry when its bucket starts after end and was not loaded).
 func (q *calendarQueue) next(end Time) (entry, bool) {
 	if len(q.late.h) == 0 {
 		if q.head == len(q.cur) {
 			if q.n == 0 {
 				return entry{}, false
 			}
-			q.advance() // cur now holds the next bucket, late is empty
+			if !q.advance(end) {
+				return entry{}, false
+			}
 		}
 		e := q.cur[q.head]
 		if end >= 0 && e.at > end {
@@ -162,24 +165,36 @@ func (q *calendarQueue) next(end Time) (entry, bool) {
 }
 
 // advance makes the next non-empty bucket current (cur and late are used
-// up and the queue is not empty): the next one ahead, or with none ahead the one far's
-// least time falls in; then it brings in the far entries the calendar now
-// reaches.
-func (q *calendarQueue) advance() {
-	q.cur, q.head = q.cur[:0], 0
+// up and the queue is not empty): the next one ahead, or with none ahead
+// the one far's least time falls in; then it brings in the far entries
+// the calendar now reaches. A bucket that starts after end (end ≥ 0) is
+// left where it is (false): the calendar stays, so that an entry pushed
+// before that bucket (a partitioned run's frames, taken in at the end of
+// a window) needs no rebase.
+func (q *calendarQueue) advance(end Time) bool {
+	var b uint32
+	var start Time
 	if q.near > 0 {
 		c := uint32(q.base>>widthBits) & calMask
-		b := q.nextUsed(c)
-		q.base += Time((b-c)&calMask) << widthBits
-		q.load(b)
+		b = q.nextUsed(c)
+		start = q.base + Time((b-c)&calMask)<<widthBits
 	} else {
-		q.base = q.far.h[0].at &^ (width - 1)
+		start = q.far.h[0].at &^ (width - 1)
+	}
+	if end >= 0 && start > end {
+		return false
+	}
+	q.cur, q.head = q.cur[:0], 0
+	q.base = start
+	if q.near > 0 {
+		q.load(b)
 	}
 	for len(q.far.h) > 0 && q.far.h[0].at-q.base < horizon {
 		e := q.far.h[0]
 		q.far.pop()
 		q.place(e)
 	}
+	return true
 }
 
 // nextUsed is the first non-empty bucket after c, going round (c itself is
