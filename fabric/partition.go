@@ -71,3 +71,19 @@ func (n *Network) Import(x *Export, from *Network) {
 	}
 	pt.onWire(p)
 }
+
+// FirstOnWire is when the first packet on pt's wire that pred accepts
+// arrives at the far end (ok false: none is on it). A partitioned run
+// asks it of the wires into its hosts, for the next delivery another
+// part waits on.
+func (pt *Port) FirstOnWire(pred func(*Packet) bool) (at sim.Time, ok bool) {
+	for p := pt.pipe.head; p != nil; p = p.next {
+		if pred(p) {
+			return p.arrival, true
+		}
+	}
+	return 0, false
+}
+
+// DeliversToHost reports whether pt's far end is a host's NIC.
+func (pt *Port) DeliversToHost() bool { return pt.Peer != nil && pt.Peer.host }

@@ -187,6 +187,7 @@ type Sim struct {
 	part, parts int
 	partOf      []int
 	lookahead   sim.Time
+	cross       *crossing // deliveries other parts wait on (nil: none)
 	// others are the other parts, built by Run; merged is the whole
 	// fabric's trace once they have run, and partErr why they stalled.
 	others  []*Sim
@@ -394,6 +395,7 @@ func (s *Sim) startAll(msgs []int32, now sim.Time) {
 		if m.Marker {
 			s.end[i] = now
 			s.done++
+			s.sendDelivery(i, now)
 			continue
 		}
 		s.tr.post(s.Plan.Conn[i], i, int(m.Src), int(m.Dst), m.Bytes)
@@ -418,6 +420,7 @@ func (s *Sim) delivered(i int32, now sim.Time) {
 	}
 	s.end[i] = now
 	s.done++
+	s.sendDelivery(i, now)
 	s.startAll(s.exec.Delivered(i, now), now)
 }
 

@@ -3,7 +3,6 @@ package lab
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -19,7 +18,6 @@ import (
 	"fabriclab/plan"
 	"fabriclab/sim"
 	"fabriclab/topo"
-	"fabriclab/workload"
 )
 
 // A partitioned run (sim.partitions > 1) splits the fabric into parts,
@@ -38,9 +36,8 @@ import (
 // It differs from the one-part run only in how ties between events at
 // the same picosecond are broken (an imported frame is numbered at the
 // window's end), which shifts a congested run's packets as another seed
-// would. A message may wait only on deliveries in its own sender's part
-// (localDependencies): a delivery is heard in the receiver's part alone,
-// which releases what waits on it at that very time.
+// would. A delivery is heard in its receiver's part; one that another
+// part waits on is sent there, and bounds the windows (partition_deps.go).
 
 // partition makes s part k of parts. It runs before any message is
 // posted.
@@ -50,7 +47,8 @@ func (s *Sim) partition(k, parts int) error {
 		return fmt.Errorf("sim.partitions: %d parts for %d hosts; every part needs a host", parts, H)
 	}
 	partOf := portParts(s.Topo, parts)
-	if err := localDependencies(s.DAG, func(h int32) int { return partOf[net.HostPorts[h].ID] }); err != nil {
+	s.part = k
+	if err := s.crossParts(k, partOf); err != nil {
 		return fmt.Errorf("sim.partitions: %d parts: %v; use 1 part", parts, err)
 	}
 	var remote []int
@@ -89,31 +87,6 @@ func (s *Sim) partition(k, parts int) error {
 	}
 	net.OnDeadlock = nil // nothing to find (above)
 	s.part, s.parts, s.partOf = k, parts, partOf
-	return nil
-}
-
-// localDependencies checks that every message waits only on deliveries
-// in its own sender's part (hostPart: a host's part): a message is
-// delivered where its receiver runs, and that part alone hears it and
-// releases what waits on it, at that very time. A collective whose ranks
-// wait only on what they receive (ring all-reduce, trees, direct
-// all-to-all) and RPCs (a response waits on its request, at the server)
-// pass; a rank that waits on its own send's delivery (pairwise
-// all-to-all) would wait on another part's.
-func localDependencies(d *workload.DAG, hostPart func(h int32) int) error {
-	if d.Until > 0 {
-		return errors.New("messages released after the workload's end are cut, which a part cannot tell")
-	}
-	for i := range d.Msgs {
-		from := &d.Msgs[i]
-		at := hostPart(from.Dst)
-		for _, j := range d.Successors(int32(i)) {
-			if to := &d.Msgs[j]; hostPart(to.Src) != at {
-				return fmt.Errorf("message %d from host %d waits on message %d's delivery at host %d, in another part (this workload's messages wait on deliveries across the parts: a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do, or a flow list's dependencies cross)",
-					j, to.Src, i, from.Dst)
-			}
-		}
-	}
 	return nil
 }
 
@@ -260,13 +233,17 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	b := &spinBarrier{n: int32(workers)}
 	next := make([]sim.Time, len(sims)) // each part's next event (−1: none)
 	done := make([]int, len(sims))      // each part's messages delivered
-	stop := false                       // cancelled
+	// each part's next delivery that another part could wait on (−1:
+	// none; partition_deps.go)
+	cross := slices.Repeat([]sim.Time{-1}, len(sims))
+	stop := false // cancelled
 	// inbox[k] is what part k takes in, and from which part's network.
 	type arrival struct {
 		x    *fabric.Export
 		from *fabric.Network
 	}
 	inbox := make([][]arrival, len(sims))
+	deliveries := make([][]crossDelivery, len(sims)) // what part k takes in
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed *PartPanic // the first part's panic
@@ -313,6 +290,24 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 					sims[k].Topo.Net.Import(a.x, a.from)
 				}
 				inbox[k] = in
+				if c := sims[k].cross; c != nil {
+					// The deliveries the others sent it, in order of time,
+					// then sending part and order of sending.
+					rs := deliveries[k][:0]
+					for _, o := range sims {
+						for _, r := range o.cross.out {
+							if r.to == k {
+								rs = append(rs, r)
+							}
+						}
+					}
+					slices.SortStableFunc(rs, func(a, b crossDelivery) int { return cmp.Compare(a.at, b.at) })
+					for _, r := range rs {
+						sims[k].takeDelivery(r)
+					}
+					deliveries[k] = rs
+					cross[k] = sims[k].nextCrossing()
+				}
 				t, ok := sims[k].Sched.NextAt()
 				if !ok {
 					t = -1
@@ -335,7 +330,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 			if !b.wait() {
 				return
 			}
-			end := s.nextWindowEnd(next, done, limit)
+			end := s.nextWindowEnd(next, done, cross, limit)
 			if stop || end < 0 {
 				return
 			}
@@ -358,6 +353,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 			}
 			for k := w; k < len(sims); k += workers {
 				sims[k].Topo.Net.ClearOutbox() // taken in
+				if c := sims[k].cross; c != nil {
+					c.out = c.out[:0]
+				}
 				sims[k].Sched.Run(end)
 			}
 			if !b.wait() {
@@ -415,9 +413,13 @@ func (s *Sim) pastLimit(sims []*Sim, limit sim.Time) bool {
 }
 
 // nextWindowEnd is the last picosecond of the next window, given each
-// part's next event and messages delivered (−1: the run is over: every
-// message delivered, nothing left to run, or past the time limit).
-func (s *Sim) nextWindowEnd(next []sim.Time, done []int, limit sim.Time) sim.Time {
+// part's next event, messages delivered and next delivery another part
+// could wait on (−1: the run is over: every message delivered, nothing
+// left to run, or past the time limit). A window ends a lookahead after
+// its first event, less one; with deliveries that other parts wait on,
+// at the earliest that could come (partition_deps.go), so that the parts
+// that wait have not passed it.
+func (s *Sim) nextWindowEnd(next []sim.Time, done []int, cross []sim.Time, limit sim.Time) sim.Time {
 	lo, any, n := sim.Time(0), false, 0
 	for k, t := range next {
 		if t >= 0 && (!any || t < lo) {
@@ -428,7 +430,18 @@ func (s *Sim) nextWindowEnd(next []sim.Time, done []int, limit sim.Time) sim.Tim
 	if !any || n == len(s.DAG.Msgs) || lo > limit {
 		return -1
 	}
-	return min(lo+s.lookahead-1, limit)
+	end := min(lo+s.lookahead-1, limit)
+	if c := s.cross; c != nil {
+		// A last packet not on a wire into a host yet arrives after one
+		// more wire's delay.
+		end = min(end, lo+c.hostDelay)
+		for _, t := range cross {
+			if t >= 0 {
+				end = min(end, t)
+			}
+		}
+	}
+	return end
 }
 
 // destination is the part an export of part o goes to.

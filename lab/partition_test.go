@@ -78,12 +78,15 @@ func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 		more  []string
 	}{{2, "dcqcn", nil}, {3, "dcqcn", nil}, {2, "hpcc", nil},
 		{3, "dcqcn", []string{"sim.telemetry.interval=3us", "sim.telemetry.ports=top 8", "sim.telemetry.flows=top 2"}},
-		{3, "all-to-all", nil}} {
+		{3, "all-to-all", nil}, {3, "pairwise", nil}} {
 		parts := c.parts
 		var j scenario.Job
-		if c.cc == "all-to-all" {
+		switch c.cc {
+		case "all-to-all":
 			j = partJob(t, "../examples/alltoall-dcqcn-published.yaml", "dcqcn-default", parts, "workload.sizes.list=[4MiB]", "sim.record_flows=true", "sim.port_counters=true")
-		} else {
+		case "pairwise":
+			j = partJob(t, "../examples/alltoall-dcqcn.yaml", "dcqcn-default", parts, "workload.algorithm=pairwise", "workload.sizes.list=[4MiB]", "sim.record_flows=true")
+		default:
 			j = partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, append([]string{"workload.duration=100us", "sim.record_flows=true", "sim.port_counters=true", "transport.cc=" + c.cc}, c.more...)...)
 		}
 		var first metrics.SizeResult
@@ -190,6 +193,63 @@ func TestPartitionedRunAgreesWithOnePart(t *testing.T) {
 		one, r = ar(1), ar(2)
 		within("all-reduce "+alg+" CCT", r.CCTS, one.CCTS, 0.01)
 	}
+	// Deliveries other parts wait on, sent to them (partition_deps.go):
+	// a direct all-to-all of three iterations (each waits on the last)
+	// and a pairwise one (each step on the rank's own send of the last)
+	// on the k=8 fat-tree, congested by ECMP: its CCT is the slowest of
+	// 127 steps in a row, and moves with the tie order (8.55 ms in one
+	// and three parts, 8.32 ms in two and four).
+	it := func(parts int) metrics.SizeResult {
+		return runPart(t, partJob(t, "../examples/alltoall-dcqcn-published.yaml", "dcqcn-default", parts, "workload.sizes.list=[4MiB]", "workload.iterations=3"))
+	}
+	one, r = it(1), it(2)
+	within("all-to-all 3 iterations CCT", r.CCTS, one.CCTS, 0.01)
+	within("all-to-all 3 iterations FCT mean", r.FCT.Mean, one.FCT.Mean, 0.01)
+	pw := func(parts int) metrics.SizeResult {
+		return runPart(t, partJob(t, "../testdata/bench/alltoall-k8-pairwise.yaml", "", parts, "workload.sizes.list=[16384000B]"))
+	}
+	one, r = pw(1), pw(2)
+	within("pairwise k=8 CCT", r.CCTS, one.CCTS, 0.05)
+	within("pairwise k=8 FCT mean", r.FCT.Mean, one.FCT.Mean, 0.01)
+}
+
+// Deliveries other parts wait on arrive in time: in a pairwise
+// all-to-all, every step of which waits on the rank's own send of the
+// last (delivered in another part) and on what it received, each message
+// starts the very picosecond its last dependency was delivered, in three
+// parts as in one. A delivery taken in late would start it late.
+func TestPartitionedDependentsStartOnTime(t *testing.T) {
+	for _, parts := range []int{1, 3} {
+		j := partJob(t, "../examples/alltoall-dcqcn.yaml", "dcqcn-default", parts, "workload.algorithm=pairwise", "workload.sizes.list=[4MiB]")
+		s, err := Build(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Run(context.Background(), nil)
+		if err := s.stalled(context.Background()); err != nil || !s.Trace().Done() {
+			t.Fatalf("%d parts: %v", parts, err)
+		}
+		start, end := s.times()
+		ready := make([]sim.Time, len(start)) // the last dependency's delivery
+		for i := range s.DAG.Msgs {
+			for _, k := range s.DAG.Successors(int32(i)) {
+				ready[k] = max(ready[k], end[i])
+			}
+		}
+		waited := 0
+		for k, c := range s.DAG.DepCount {
+			if c == 0 {
+				continue
+			}
+			waited++
+			if start[k] != ready[k] {
+				t.Fatalf("%d parts: message %d started at %v, its last dependency delivered at %v", parts, k, start[k], ready[k])
+			}
+		}
+		if waited == 0 {
+			t.Fatal("no message waited on another")
+		}
+	}
 }
 
 // What a part cannot see is refused with the key to change.
@@ -208,19 +268,17 @@ func TestPartitionsRefused(t *testing.T) {
 			t.Errorf("%v: %v", c.sets, err)
 		}
 	}
-	// Dependencies that cross the parts are found when the plan is built:
-	// a pairwise all-to-all (a rank's next step waits on its own send's
-	// delivery) and a direct one of two iterations (the next waits on the
-	// last).
-	for _, sets := range [][]string{{"workload.algorithm=pairwise"}, {"workload.iterations=2"}} {
-		j := partJob(t, "../examples/alltoall-dcqcn.yaml", "pfc-only", 2, append(sets, "workload.sizes.list=[1MiB]")...)
-		if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "in another part") {
-			t.Errorf("%v in parts: %v", sets, err)
-		}
+	// Deliveries that other parts wait on (a pairwise all-to-all's rank
+	// waits on its own send's) are followed over in-order RoCE only: a
+	// receiver that takes packets out of order may deliver a message on
+	// any of them. Found when the plan is built.
+	j := partJob(t, "../examples/alltoall-dcqcn.yaml", "pfc-only", 2, "workload.algorithm=pairwise", "workload.sizes.list=[1MiB]", "nic.out_of_order=accept")
+	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "in-order receivers only") {
+		t.Errorf("pairwise, receivers out of order, in parts: %v", err)
 	}
 	// Routes that can close a cycle of pauses: the deadlock search, which
 	// a part cannot run, would be needed.
-	j := partJob(t, "../examples/pfc-deadlock.yaml", "", 2)
+	j = partJob(t, "../examples/pfc-deadlock.yaml", "", 2)
 	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "cycle of PFC pauses") {
 		t.Errorf("pfc-deadlock.yaml in parts: %v", err)
 	}

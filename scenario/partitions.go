@@ -12,9 +12,9 @@ const MaxPartitions = 64
 // before it, delivered elsewhere), transports other than RoCE (with
 // DCQCN, HPCC or PFC only) and UET (TCP's and Homa's posting reaches into
 // the receiver's NIC), link failures, PFC storms and the PFC watchdog.
-// When the plan is built, a message that waits on a delivery in another
-// part (a collective whose ranks wait on their own sends, a flow list's
-// dependencies) and routes that could close a cycle of PFC pauses (the
+// When the plan is built, deliveries that other parts wait on over a
+// transport that may deliver a message on any packet (UET, receivers out
+// of order) and routes that could close a cycle of PFC pauses (the
 // deadlock search reads the whole fabric) are refused.
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {

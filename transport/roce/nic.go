@@ -540,3 +540,10 @@ func (t *Transport) SenderRates() []units.Rate {
 	}
 	return rs
 }
+
+// LastOfMessage reports whether p is a message's last data packet: the
+// only one whose arrival can complete the message at an in-order receiver
+// (a partitioned run bounds its windows by them).
+func LastOfMessage(p *fabric.Packet) bool {
+	return p.Kind == fabric.Data && p.Hdr[0]&hdrLast != 0
+}

@@ -1,0 +1,201 @@
+package lab
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+
+	"fabriclab/fabric"
+	"fabriclab/scenario"
+	"fabriclab/sim"
+	"fabriclab/transport/roce"
+	"fabriclab/workload"
+)
+
+// Deliveries that other parts wait on (a pairwise all-to-all's rank waits
+// on its own send's delivery, a collective's next iteration on the last).
+// A message is delivered where its receiver runs, and the executor of the
+// part that sends what waits on it must hear it at that very time. So the
+// part that delivers it sends the delivery (its message and time) to
+// those parts at the window's end, where it is scheduled at its time; and
+// no window may end after such a delivery could happen: at the earliest
+// last packet of such a message on a wire into the part's hosts (RoCE
+// delivers a message in order, on its last packet), a wire delay after
+// the window's start for those not on a wire yet, and at the earliest
+// delivery taken in and not yet run (it may release more that other parts
+// wait on).
+
+// crossing is a part's share of that.
+type crossing struct {
+	relevant  []bool                    // by message: another part waits on its delivery
+	owner     func(msg int32) int       // the part that sends a message
+	last      func(*fabric.Packet) bool // the packets whose arrival can deliver a message
+	into      []*fabric.Port            // the wires into this part's hosts
+	hostDelay sim.Time                  // the shortest wire into any host of the fabric
+	out       []crossDelivery           // this window's deliveries, for other parts
+	pending   timeHeap                  // deliveries taken in and not yet run
+}
+
+// crossDelivery is message msg delivered at at, for part to.
+type crossDelivery struct {
+	msg int32
+	at  sim.Time
+	to  int
+}
+
+// crossDependencies marks the messages another part waits on: those whose
+// successors another part sends (hostPart: a host's part; a message is
+// delivered in its receiver's part, a marker in its host's), and those
+// that release a marker another part waits on (a marker is delivered the
+// moment its last dependency is). Nil when no part waits on another.
+func crossDependencies(d *workload.DAG, hostPart func(h int32) int) ([]bool, error) {
+	if d.Until > 0 {
+		return nil, errors.New("messages released after the workload's end are cut, which a part cannot tell")
+	}
+	var rel []bool
+	mark := func(i int) {
+		if rel == nil {
+			rel = make([]bool, len(d.Msgs))
+		}
+		rel[i] = true
+	}
+	for i := range d.Msgs {
+		at := hostPart(d.Msgs[i].Dst)
+		for _, j := range d.Successors(int32(i)) {
+			if hostPart(d.Msgs[j].Src) != at {
+				mark(i)
+				break
+			}
+		}
+	}
+	for changed := rel != nil; changed; {
+		changed = false
+		for i := range d.Msgs {
+			if rel[i] {
+				continue
+			}
+			for _, j := range d.Successors(int32(i)) {
+				if d.Msgs[j].Marker && rel[j] {
+					rel[i], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for i, r := range rel {
+		if m := &d.Msgs[i]; r && m.Marker && m.At > 0 {
+			return nil, fmt.Errorf("marker %d, which another part waits on, has an earliest start of its own", i)
+		}
+	}
+	return rel, nil
+}
+
+// crossParts sets part k up to send and take in the deliveries other
+// parts wait on, if any do.
+func (s *Sim) crossParts(k int, partOf []int) error {
+	net := s.Topo.Net
+	hostPart := func(h int32) int { return partOf[net.HostPorts[h].ID] }
+	rel, err := crossDependencies(s.DAG, hostPart)
+	if err != nil || rel == nil {
+		return err
+	}
+	spec := s.Job.Spec
+	if scenario.TransportOf(spec).Name != "roce" || spec.NIC.OutOfOrder == "accept" {
+		// Only an in-order RoCE receiver delivers a message on its last
+		// packet, which is what bounds the windows.
+		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do, or a flow list's dependencies cross), which parts can follow over RoCE with in-order receivers only")
+	}
+	c := &crossing{relevant: rel, last: roce.LastOfMessage, hostDelay: -1,
+		owner: func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) }}
+	for _, pt := range net.Ports {
+		if !pt.DeliversToHost() {
+			continue
+		}
+		if c.hostDelay < 0 || pt.Delay < c.hostDelay {
+			c.hostDelay = pt.Delay
+		}
+		if partOf[pt.Peer.ID] == k {
+			c.into = append(c.into, pt)
+		}
+	}
+	s.cross = c
+	return nil
+}
+
+// sendDelivery notes that message i, delivered here at now, is waited on
+// by other parts: once for each part that sends one of its successors.
+func (s *Sim) sendDelivery(i int32, now sim.Time) {
+	c := s.cross
+	if c == nil || !c.relevant[i] {
+		return
+	}
+	first := len(c.out)
+	for _, j := range s.DAG.Successors(i) {
+		to := c.owner(j)
+		if to == s.part {
+			continue
+		}
+		dup := false
+		for _, r := range c.out[first:] {
+			dup = dup || r.to == to
+		}
+		if !dup {
+			c.out = append(c.out, crossDelivery{msg: i, at: now, to: to})
+		}
+	}
+}
+
+// takeDelivery schedules a delivery another part sent at its time, which
+// this part has not passed (the windows end before it could).
+func (s *Sim) takeDelivery(r crossDelivery) {
+	if now := s.Sched.Now(); r.at < now {
+		panic(fmt.Sprintf("lab: part %d took in message %d's delivery at %v after running to %v (a bug: please report it with the scenario)", s.part, r.msg, r.at, now))
+	}
+	heap.Push(&s.cross.pending, r.at)
+	s.Sched.At(r.at, (*remoteDelivery)(s), uint64(r.msg))
+}
+
+// remoteDelivery runs a delivery another part sent: the executor hears
+// it, and this part starts what it releases.
+type remoteDelivery Sim
+
+func (r *remoteDelivery) OnEvent(now sim.Time, msg uint64) {
+	s := (*Sim)(r)
+	heap.Pop(&s.cross.pending)
+	s.startAll(s.exec.Delivered(int32(msg), now), now)
+}
+
+// nextCrossing is the earliest time this part could deliver a message
+// another part waits on, among what it knows now: a last packet of one on
+// a wire into its hosts, or a delivery taken in and not yet run (−1:
+// none).
+func (s *Sim) nextCrossing() sim.Time {
+	c := s.cross
+	next := sim.Time(-1)
+	if len(c.pending) > 0 {
+		next = c.pending[0]
+	}
+	pred := func(p *fabric.Packet) bool {
+		return c.last(p) && p.Msg >= 0 && int(p.Msg) < len(c.relevant) && c.relevant[p.Msg]
+	}
+	for _, pt := range c.into {
+		if at, ok := pt.FirstOnWire(pred); ok && (next < 0 || at < next) {
+			next = at
+		}
+	}
+	return next
+}
+
+// timeHeap is a min-heap of times.
+type timeHeap []sim.Time
+
+func (h timeHeap) Len() int           { return len(h) }
+func (h timeHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timeHeap) Push(x any)        { *h = append(*h, x.(sim.Time)) }
+func (h *timeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
