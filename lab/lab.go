@@ -388,6 +388,7 @@ func (s *Sim) startAll(msgs []int32, now sim.Time) {
 			continue // another part's (partition.go)
 		}
 		if m.At > now {
+			s.timedMarker(i, m.At)
 			s.Sched.At(m.At, (*releaser)(s), uint64(i))
 			continue
 		}
@@ -410,6 +411,7 @@ type releaser Sim
 
 func (r *releaser) OnEvent(now sim.Time, arg uint64) {
 	s := (*Sim)(r)
+	s.markerStarted(int32(arg))
 	s.startAll(s.exec.Start(int32(arg), now), now)
 }
 

@@ -47,7 +47,7 @@ func (s *Sim) partition(k, parts int) error {
 		return fmt.Errorf("sim.partitions: %d parts for %d hosts; every part needs a host", parts, H)
 	}
 	partOf := portParts(s.Topo, parts)
-	s.part = k
+	s.part = k // crossParts' deliveries name it
 	if err := s.crossParts(k, partOf); err != nil {
 		return fmt.Errorf("sim.partitions: %d parts: %v; use 1 part", parts, err)
 	}
@@ -432,14 +432,20 @@ func (s *Sim) nextWindowEnd(next []sim.Time, done []int, cross []sim.Time, limit
 	}
 	end := min(lo+s.lookahead-1, limit)
 	if c := s.cross; c != nil {
-		// A last packet not on a wire into a host yet arrives after one
-		// more wire's delay.
-		end = min(end, lo+c.hostDelay)
+		if c.hostDelay >= 0 {
+			// A last packet not on a wire into a host yet arrives after
+			// one more wire's delay.
+			end = min(end, lo+c.hostDelay)
+		}
 		for _, t := range cross {
 			if t >= 0 {
 				end = min(end, t)
 			}
 		}
+	}
+	if end < lo {
+		// Nothing would run, and the next window would be this one.
+		panic(fmt.Sprintf("lab: a window from %v would end at %v (a bug: please report it with the scenario)", lo, end))
 	}
 	return end
 }

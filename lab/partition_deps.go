@@ -27,13 +27,20 @@ import (
 
 // crossing is a part's share of that.
 type crossing struct {
-	relevant  []bool                    // by message: another part waits on its delivery
-	owner     func(msg int32) int       // the part that sends a message
-	last      func(*fabric.Packet) bool // the packets whose arrival can deliver a message
-	into      []*fabric.Port            // the wires into this part's hosts
-	hostDelay sim.Time                  // the shortest wire into any host of the fabric
-	out       []crossDelivery           // this window's deliveries, for other parts
-	pending   timeHeap                  // deliveries taken in and not yet run
+	relevant []bool                    // by message: another part waits on its delivery
+	owner    func(msg int32) int       // the part that sends a message
+	last     func(*fabric.Packet) bool // the packets whose arrival can deliver a message
+	into     []*fabric.Port            // the wires into this part's hosts that such packets take
+	// hostDelay is the shortest of the wires into the hosts that receive
+	// such messages, in the whole fabric (−1: none).
+	hostDelay sim.Time
+	// releases marks the messages whose delivery releases a marker
+	// another part waits on (delivered that instant); pending holds the
+	// times of such deliveries taken in, and of such markers' earliest
+	// starts, not yet run.
+	releases []bool
+	out      []crossDelivery // this window's deliveries, for other parts
+	pending  timeHeap
 }
 
 // crossDelivery is message msg delivered at at, for part to.
@@ -82,11 +89,6 @@ func crossDependencies(d *workload.DAG, hostPart func(h int32) int) ([]bool, err
 			}
 		}
 	}
-	for i, r := range rel {
-		if m := &d.Msgs[i]; r && m.Marker && m.At > 0 {
-			return nil, fmt.Errorf("marker %d, which another part waits on, has an earliest start of its own", i)
-		}
-	}
 	return rel, nil
 }
 
@@ -103,12 +105,26 @@ func (s *Sim) crossParts(k int, partOf []int) error {
 	if scenario.TransportOf(spec).Name != "roce" || spec.NIC.OutOfOrder == "accept" {
 		// Only an in-order RoCE receiver delivers a message on its last
 		// packet, which is what bounds the windows.
-		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do, or a flow list's dependencies cross), which parts can follow over RoCE with in-order receivers only")
+		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do), which parts can follow over RoCE with in-order receivers only")
 	}
 	c := &crossing{relevant: rel, last: roce.LastOfMessage, hostDelay: -1,
-		owner: func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) }}
+		owner:    func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) },
+		releases: make([]bool, len(rel))}
+	// The hosts that receive messages other parts wait on: only the wires
+	// into them bound the windows (a scale-up domain's wires, often
+	// without delay, need not).
+	receives := map[*fabric.Port]bool{}
+	for i, r := range rel {
+		m := &s.DAG.Msgs[i]
+		if r && !m.Marker {
+			receives[net.HostPorts[m.Dst]] = true
+		}
+		for _, j := range s.DAG.Successors(int32(i)) {
+			c.releases[i] = c.releases[i] || s.DAG.Msgs[j].Marker && rel[j]
+		}
+	}
 	for _, pt := range net.Ports {
-		if !pt.DeliversToHost() {
+		if !pt.DeliversToHost() || !receives[pt.Peer] {
 			continue
 		}
 		if c.hostDelay < 0 || pt.Delay < c.hostDelay {
@@ -120,6 +136,22 @@ func (s *Sim) crossParts(k int, partOf []int) error {
 	}
 	s.cross = c
 	return nil
+}
+
+// timedMarker notes that marker m, which other parts may wait on, starts
+// at its earliest start at (a releaser's event): it bounds the windows
+// as a delivery taken in does.
+func (s *Sim) timedMarker(m int32, at sim.Time) {
+	if c := s.cross; c != nil && c.relevant[m] && s.DAG.Msgs[m].Marker {
+		heap.Push(&c.pending, at)
+	}
+}
+
+// markerStarted is timedMarker's counterpart, when the releaser runs.
+func (s *Sim) markerStarted(m int32) {
+	if c := s.cross; c != nil && c.relevant[m] && s.DAG.Msgs[m].Marker {
+		heap.Pop(&c.pending)
+	}
 }
 
 // sendDelivery notes that message i, delivered here at now, is waited on
@@ -151,7 +183,9 @@ func (s *Sim) takeDelivery(r crossDelivery) {
 	if now := s.Sched.Now(); r.at < now {
 		panic(fmt.Sprintf("lab: part %d took in message %d's delivery at %v after running to %v (a bug: please report it with the scenario)", s.part, r.msg, r.at, now))
 	}
-	heap.Push(&s.cross.pending, r.at)
+	if s.cross.releases[r.msg] {
+		heap.Push(&s.cross.pending, r.at)
+	}
 	s.Sched.At(r.at, (*remoteDelivery)(s), uint64(r.msg))
 }
 
@@ -161,14 +195,16 @@ type remoteDelivery Sim
 
 func (r *remoteDelivery) OnEvent(now sim.Time, msg uint64) {
 	s := (*Sim)(r)
-	heap.Pop(&s.cross.pending)
+	if s.cross.releases[msg] {
+		heap.Pop(&s.cross.pending)
+	}
 	s.startAll(s.exec.Delivered(int32(msg), now), now)
 }
 
 // nextCrossing is the earliest time this part could deliver a message
 // another part waits on, among what it knows now: a last packet of one on
-// a wire into its hosts, or a delivery taken in and not yet run (−1:
-// none).
+// a wire into its hosts, or a delivery taken in (or a marker's earliest
+// start) not yet run that releases such a marker (−1: none).
 func (s *Sim) nextCrossing() sim.Time {
 	c := s.cross
 	next := sim.Time(-1)

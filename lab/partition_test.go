@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -194,11 +196,12 @@ func TestPartitionedRunAgreesWithOnePart(t *testing.T) {
 		within("all-reduce "+alg+" CCT", r.CCTS, one.CCTS, 0.01)
 	}
 	// Deliveries other parts wait on, sent to them (partition_deps.go):
-	// a direct all-to-all of three iterations (each waits on the last)
-	// and a pairwise one (each step on the rank's own send of the last)
-	// on the k=8 fat-tree, congested by ECMP: its CCT is the slowest of
-	// 127 steps in a row, and moves with the tie order (8.55 ms in one
-	// and three parts, 8.32 ms in two and four).
+	// a direct all-to-all of three iterations (each waits on the last;
+	// the published example's 32 hosts) and a pairwise one (each step on
+	// the rank's own send of the last) on the k=8 fat-tree, congested by
+	// ECMP: its CCT is the slowest of 127 steps in a row and moves with
+	// the tie order (at 256 KB a pair 8.55 ms in one and three parts,
+	// 8.32 ms in two and four; here, at 128 KB, within 1%).
 	it := func(parts int) metrics.SizeResult {
 		return runPart(t, partJob(t, "../examples/alltoall-dcqcn-published.yaml", "dcqcn-default", parts, "workload.sizes.list=[4MiB]", "workload.iterations=3"))
 	}
@@ -217,37 +220,75 @@ func TestPartitionedRunAgreesWithOnePart(t *testing.T) {
 // all-to-all, every step of which waits on the rank's own send of the
 // last (delivered in another part) and on what it received, each message
 // starts the very picosecond its last dependency was delivered, in three
-// parts as in one. A delivery taken in late would start it late.
+// parts as in one. A delivery taken in late would start it late. The
+// cases: one QP a pair; four, each transfer closed by a marker at its
+// receiver that the sender's next step waits on; host wires shorter than
+// the links between parts (the windows end a host wire's delay after
+// their start); and a second job started 20 µs in, whose markers wait
+// for their earliest start.
 func TestPartitionedDependentsStartOnTime(t *testing.T) {
-	for _, parts := range []int{1, 3} {
-		j := partJob(t, "../examples/alltoall-dcqcn.yaml", "dcqcn-default", parts, "workload.algorithm=pairwise", "workload.sizes.list=[4MiB]")
-		s, err := Build(j)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Run(context.Background(), nil)
-		if err := s.stalled(context.Background()); err != nil || !s.Trace().Done() {
-			t.Fatalf("%d parts: %v", parts, err)
-		}
-		start, end := s.times()
-		ready := make([]sim.Time, len(start)) // the last dependency's delivery
-		for i := range s.DAG.Msgs {
-			for _, k := range s.DAG.Successors(int32(i)) {
-				ready[k] = max(ready[k], end[i])
+	dir := t.TempDir()
+	later := filepath.Join(dir, "later.yaml")
+	if err := os.WriteFile(later, []byte(`name: later
+topology: {kind: leaf-spine, hosts: 16, hosts_per_leaf: 4, spines: 2}
+workload: {kind: alltoall, algorithm: pairwise, ranks: 8, qps: 2, sizes: {list: [1MiB]}}
+jobs:
+  - {name: b, kind: alltoall, algorithm: pairwise, ranks: 8, host_offset: 8, qps: 2, iterations: 2, start: 20us, sizes: {list: [1MiB]}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, file string
+		parts      int
+		sets       []string
+	}{
+		{"qps 1", "../examples/alltoall-dcqcn.yaml", 3, []string{"workload.algorithm=pairwise"}},
+		{"qps 4, 2 iterations", "../examples/alltoall-dcqcn.yaml", 3, []string{"workload.algorithm=pairwise", "workload.qps=4", "workload.iterations=2"}},
+		// Two parts of whole leaves: the links between them are the
+		// fabric's (1 µs), the host wires shorter.
+		{"host wires 300ns", "../examples/alltoall-dcqcn.yaml", 2, []string{"workload.algorithm=pairwise", "topology.host_link.delay=300ns"}},
+		{"a job started later", later, 3, nil},
+	} {
+		for _, parts := range []int{1, c.parts} {
+			f, err := scenario.LoadSets(c.file, append(c.sets, "workload.sizes.list=[1MiB]", fmt.Sprintf("sim.partitions=%d", parts)))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		waited := 0
-		for k, c := range s.DAG.DepCount {
-			if c == 0 {
-				continue
+			j := f.Jobs()[0]
+			s, err := Build(j)
+			if err != nil {
+				t.Fatal(err)
 			}
-			waited++
-			if start[k] != ready[k] {
-				t.Fatalf("%d parts: message %d started at %v, its last dependency delivered at %v", parts, k, start[k], ready[k])
+			s.Run(context.Background(), nil)
+			if err := s.stalled(context.Background()); err != nil || !s.Trace().Done() {
+				t.Fatalf("%s, %d parts: %v", c.name, parts, err)
 			}
-		}
-		if waited == 0 {
-			t.Fatal("no message waited on another")
+			start, end := s.times()
+			ready := make([]sim.Time, len(start)) // the last dependency's delivery
+			for i := range s.DAG.Msgs {
+				for _, k := range s.DAG.Successors(int32(i)) {
+					ready[k] = max(ready[k], end[i])
+				}
+			}
+			waited, markers := 0, 0
+			for k, n := range s.DAG.DepCount {
+				if n == 0 {
+					continue
+				}
+				waited++
+				if s.DAG.Msgs[k].Marker {
+					markers++
+				}
+				if want := max(ready[k], s.DAG.Msgs[k].At); start[k] != want {
+					t.Fatalf("%s, %d parts: message %d started at %v, its last dependency delivered at %v (earliest start %v)", c.name, parts, k, start[k], ready[k], s.DAG.Msgs[k].At)
+				}
+			}
+			if waited == 0 || strings.HasPrefix(c.name, "qps 4") && markers == 0 {
+				t.Fatalf("%s: %d messages waited on others, %d of them markers", c.name, waited, markers)
+			}
+			if parts > 1 && (s.cross == nil || c.name == "host wires 300ns" && s.cross.hostDelay >= s.lookahead) {
+				t.Fatalf("%s: no deliveries crossing, or host wires (%v) not shorter than the lookahead %v", c.name, s.cross != nil && s.cross.hostDelay >= 0, s.lookahead)
+			}
 		}
 	}
 }
