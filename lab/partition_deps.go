@@ -20,10 +20,10 @@ import (
 // those parts at the window's end, where it is scheduled at its time; and
 // no window may end after such a delivery could happen: at the earliest
 // last packet of such a message on a wire into the part's hosts (RoCE
-// delivers a message in order, on its last packet), a wire delay after
-// the window's start for those not on a wire yet, and at the earliest
-// delivery taken in and not yet run (it may release more that other parts
-// wait on).
+// delivers a message in order, on its last packet), a wire's delay after
+// the window's start for those not on such a wire yet, and at the
+// earliest delivery taken in (or marker's earliest start) not yet run
+// that releases a marker other parts wait on (delivered that instant).
 
 // crossing is a part's share of that.
 type crossing struct {
