@@ -155,7 +155,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		w.logf("%s: already saved (attempt %d), nothing to do", where, job.Attempt)
 		return nil
 	}
-	jr, err := w.run(ctx, a, func() { w.logf("%s: started (job %d, attempt %d)", where, job.ID, job.Attempt) })
+	jr, release, err := w.run(ctx, a, func() { w.logf("%s: started (job %d, attempt %d)", where, job.ID, job.Attempt) })
+	defer release() // its cores, once its row is saved and its line written
 	if err != nil {
 		return refuse("%s: %v", where, err)
 	}
@@ -192,28 +193,27 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 
 // run unpacks the job's bundle into a directory of its own, loads the
 // scenario from there, finds the job, takes its cores and runs it
-// (started is called once it has them). A job stopped while it waited
-// for cores did not run (Ran false).
-func (w *worker) run(ctx context.Context, a Args, started func()) (runner.JobResult, error) {
+// (started is called once it has them); release gives the cores back. A
+// job stopped while it waited for cores did not run (Ran false).
+func (w *worker) run(ctx context.Context, a Args, started func()) (jr runner.JobResult, release func(), err error) {
+	release = func() {}
 	dir, err := os.MkdirTemp("", "fabriclab-job-")
 	if err != nil {
-		return runner.JobResult{}, err
+		return jr, release, err
 	}
 	defer os.RemoveAll(dir)
 	job, err := load(dir, a, w.cfg.MaxScenario)
 	if err != nil {
-		return runner.JobResult{}, err
+		return jr, release, err
 	}
 	if w.cfg.Cores != nil {
-		release, err := w.cfg.Cores.Take(ctx, job)
-		if err != nil {
-			return runner.JobResult{Job: job}, nil
+		if release, err = w.cfg.Cores.Take(ctx, job); err != nil {
+			return runner.JobResult{Job: job}, func() {}, nil
 		}
-		defer release()
 	}
 	started()
 	r := &runner.Runner{Run: w.cfg.Run, Parallel: 1}
-	return r.RunAll(ctx, []scenario.Job{job})[0], nil
+	return r.RunAll(ctx, []scenario.Job{job})[0], release, nil
 }
 
 // load unpacks a's bundle under dir and loads its job from there, as the

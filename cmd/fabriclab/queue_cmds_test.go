@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -403,4 +404,61 @@ func cli(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
 	code := newApp(&out, &errOut).execute(context.Background(), args)
 	return code, out.String(), errOut.String()
+}
+
+// A worker runs a job only once it has a core for each of the job's
+// parts (sim.partitions): with every job taking all the machine's CPUs,
+// its three jobs run one at a time though --concurrency allows three.
+func TestWorkerGivesEachPartACore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := fabriclabBinary(t)
+	dir := t.TempDir()
+	parts := min(runtime.NumCPU(), 8)
+	scen := filepath.Join(dir, "parts.yaml")
+	if err := os.WriteFile(scen, []byte(fmt.Sprintf(`name: parts
+topology: {kind: leaf-spine, hosts: 16, hosts_per_leaf: 2, spines: 2}
+workload: {kind: permutation, sizes: {list: [256KiB, 512KiB, 1MiB]}}
+sim: {partitions: %d}
+`, parts)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "q.db")
+	if out, err := exec.Command(bin, "submit", scen, "--db", db).CombinedOutput(); err != nil {
+		t.Fatalf("submit: %v\n%s", err, out)
+	}
+	w := startWorker(t, bin, db, "-c", "3")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st, err := store.Open(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.Meta(1)
+		st.Close()
+		if err == nil && m.Status == store.StatusDone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not finish:\n%s", w.text())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	running, started := 0, 0
+	for _, line := range strings.Split(w.text(), "\n") {
+		switch {
+		case strings.Contains(line, ": started (job "):
+			running++
+			started++
+			if running > 1 {
+				t.Fatalf("two jobs of %d parts ran at once on %d CPUs:\n%s", parts, runtime.NumCPU(), w.text())
+			}
+		case strings.Contains(line, ", saved"):
+			running--
+		}
+	}
+	if started != 3 {
+		t.Errorf("%d jobs started, want 3:\n%s", started, w.text())
+	}
 }
