@@ -63,16 +63,23 @@ func BenchmarkSpeedWebSearch320(b *testing.B) {
 	benchSpeed(b, speedJobs(b, "../testdata/bench/websearch-320.yaml"))
 }
 
-// BenchmarkSpeedWebSearch320Parts2 and BenchmarkSpeedPermutation1024Parts2
-// are scenarios 4 and 2 split into two parts (sim.partitions: 2), each
-// on a core of its own: ns/event is wall time per event of the run, so
-// it falls with the cores; cpu-s/op counts both.
+// BenchmarkSpeedWebSearch320Parts2, BenchmarkSpeedPermutation1024Parts2
+// and BenchmarkSpeedAllToAllPairwise128Parts2 are scenarios 4, 2 and 3
+// split into two parts (sim.partitions: 2), each on a core of its own:
+// ns/event is wall time per event of the run, so it falls with the cores;
+// cpu-s/op counts both. In the pairwise all-to-all, each step of a rank
+// waits on its own send of the last, delivered in the other part for half
+// the pairs (partition_deps.go).
 func BenchmarkSpeedWebSearch320Parts2(b *testing.B) {
 	benchSpeed(b, speedJobs(b, "../testdata/bench/websearch-320.yaml", "sim.partitions=2"))
 }
 
 func BenchmarkSpeedPermutation1024Parts2(b *testing.B) {
 	benchSpeed(b, speedJobs(b, "../testdata/bench/permutation-k16.yaml", "sim.partitions=2"))
+}
+
+func BenchmarkSpeedAllToAllPairwise128Parts2(b *testing.B) {
+	benchSpeed(b, speedJobs(b, "../testdata/bench/alltoall-k8-pairwise.yaml", "sim.partitions=2"))
 }
 
 // BenchmarkSpeedMainJobSmall is scenario 5 scaled down: the README's main
