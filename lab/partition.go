@@ -47,7 +47,7 @@ func (s *Sim) partition(k, parts int) error {
 		return fmt.Errorf("sim.partitions: %d parts for %d hosts; every part needs a host", parts, H)
 	}
 	partOf := portParts(s.Topo, parts)
-	s.part = k // crossParts' deliveries name it
+	s.part, s.parts, s.partOf = k, parts, partOf
 	if err := s.crossParts(k, partOf); err != nil {
 		return fmt.Errorf("sim.partitions: %d parts: %v; use 1 part", parts, err)
 	}
@@ -86,7 +86,6 @@ func (s *Sim) partition(k, parts int) error {
 		s.tel.own(partOf, k)
 	}
 	net.OnDeadlock = nil // nothing to find (above)
-	s.part, s.parts, s.partOf = k, parts, partOf
 	return nil
 }
 
@@ -237,13 +236,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	// none; partition_deps.go)
 	cross := slices.Repeat([]sim.Time{-1}, len(sims))
 	stop := false // cancelled
-	// inbox[k] is what part k takes in, and from which part's network.
-	type arrival struct {
-		x    *fabric.Export
-		from *fabric.Network
-	}
+	// What part k takes in, kept from window to window for its room.
 	inbox := make([][]arrival, len(sims))
-	deliveries := make([][]crossDelivery, len(sims)) // what part k takes in
+	deliveries := make([][]crossDelivery, len(sims))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed *PartPanic // the first part's panic
@@ -276,36 +271,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		// in) and runs the window, filling it again.
 		for win := 0; ; win++ {
 			for k := w; k < len(sims); k += workers {
-				in := inbox[k][:0]
-				for _, o := range sims {
-					out := o.Topo.Net.Outbox
-					for i := range out {
-						if x := &out[i]; s.destination(o, x) == k {
-							in = append(in, arrival{x, o.Topo.Net})
-						}
-					}
-				}
-				slices.SortStableFunc(in, func(a, b arrival) int { return cmp.Compare(a.x.At, b.x.At) })
-				for _, a := range in {
-					sims[k].Topo.Net.Import(a.x, a.from)
-				}
-				inbox[k] = in
+				inbox[k] = sims[k].takeFrames(k, sims, inbox[k][:0])
 				if c := sims[k].cross; c != nil {
-					// The deliveries the others sent it, in order of time,
-					// then sending part and order of sending.
-					rs := deliveries[k][:0]
-					for _, o := range sims {
-						for _, r := range o.cross.out {
-							if r.to == k {
-								rs = append(rs, r)
-							}
-						}
-					}
-					slices.SortStableFunc(rs, func(a, b crossDelivery) int { return cmp.Compare(a.at, b.at) })
-					for _, r := range rs {
-						sims[k].takeDelivery(r)
-					}
-					deliveries[k] = rs
+					deliveries[k] = sims[k].takeDeliveries(k, sims, deliveries[k][:0])
 					cross[k] = sims[k].nextCrossing()
 				}
 				t, ok := sims[k].Sched.NextAt()
@@ -335,17 +303,17 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 				return
 			}
 			if every > 0 {
-				if last == sampleAt-1 && s.tel != nil {
+				if last == sampleAt-1 {
 					// Every part has run to the sample, and none runs
 					// while worker 0 takes it.
-					if w == 0 {
-						s.sampleParts(sims, sampleAt)
+					if s.tel != nil {
+						if w == 0 {
+							s.sampleParts(sims, sampleAt)
+						}
+						if !b.wait() {
+							return
+						}
 					}
-					if !b.wait() {
-						return
-					}
-				}
-				if last == sampleAt-1 {
 					sampleAt += every
 				}
 				end = min(end, sampleAt-1)
@@ -392,6 +360,31 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	}
 	return t, fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left in any of the %d parts (a bug: please report it with the scenario)",
 		t.Now, len(t.End)-t.Delivered, s.parts)
+}
+
+// arrival is a frame part k takes in, and the network that sent it.
+type arrival struct {
+	x    *fabric.Export
+	from *fabric.Network
+}
+
+// takeFrames takes in, as part k, what the other parts sent it (into
+// buf, returned for its room), in order of arrival time, then sending
+// part and order of sending.
+func (s *Sim) takeFrames(k int, sims []*Sim, buf []arrival) []arrival {
+	for _, o := range sims {
+		out := o.Topo.Net.Outbox
+		for i := range out {
+			if x := &out[i]; s.destination(o, x) == k {
+				buf = append(buf, arrival{x, o.Topo.Net})
+			}
+		}
+	}
+	slices.SortStableFunc(buf, func(a, b arrival) int { return cmp.Compare(a.x.At, b.x.At) })
+	for _, a := range buf {
+		s.Topo.Net.Import(a.x, a.from)
+	}
+	return buf
 }
 
 // sampleParts takes every part's telemetry sample due at at, while no

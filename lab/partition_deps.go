@@ -1,9 +1,11 @@
 package lab
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
+	"slices"
 
 	"fabriclab/fabric"
 	"fabriclab/scenario"
@@ -142,16 +144,21 @@ func (s *Sim) crossParts(k int, partOf []int) error {
 // at its earliest start at (a releaser's event): it bounds the windows
 // as a delivery taken in does.
 func (s *Sim) timedMarker(m int32, at sim.Time) {
-	if c := s.cross; c != nil && c.relevant[m] && s.DAG.Msgs[m].Marker {
-		heap.Push(&c.pending, at)
+	if s.relevantMarker(m) {
+		heap.Push(&s.cross.pending, at)
 	}
 }
 
 // markerStarted is timedMarker's counterpart, when the releaser runs.
 func (s *Sim) markerStarted(m int32) {
-	if c := s.cross; c != nil && c.relevant[m] && s.DAG.Msgs[m].Marker {
-		heap.Pop(&c.pending)
+	if s.relevantMarker(m) {
+		heap.Pop(&s.cross.pending)
 	}
+}
+
+// relevantMarker reports whether m is a marker other parts wait on.
+func (s *Sim) relevantMarker(m int32) bool {
+	return s.cross != nil && s.cross.relevant[m] && s.DAG.Msgs[m].Marker
 }
 
 // sendDelivery notes that message i, delivered here at now, is waited on
@@ -175,6 +182,24 @@ func (s *Sim) sendDelivery(i int32, now sim.Time) {
 			c.out = append(c.out, crossDelivery{msg: i, at: now, to: to})
 		}
 	}
+}
+
+// takeDeliveries takes in, as part k, the deliveries the other parts sent
+// it (into buf, returned for its room), in order of time, then sending
+// part and order of sending.
+func (s *Sim) takeDeliveries(k int, sims []*Sim, buf []crossDelivery) []crossDelivery {
+	for _, o := range sims {
+		for _, r := range o.cross.out {
+			if r.to == k {
+				buf = append(buf, r)
+			}
+		}
+	}
+	slices.SortStableFunc(buf, func(a, b crossDelivery) int { return cmp.Compare(a.at, b.at) })
+	for _, r := range buf {
+		s.takeDelivery(r)
+	}
+	return buf
 }
 
 // takeDelivery schedules a delivery another part sent at its time, which
