@@ -134,6 +134,9 @@ type Port struct {
 	pausedAt    [NumPrio]sim.Time
 	pauseSeq    [NumPrio]uint32   // pauses so far: a watchdog check is for one pause
 	pausedTotal [NumPrio]sim.Time // closed pause intervals, summed
+	// held is the peer's pause as this port last heard it: a pause frame
+	// came and no resume since, whether or not the watchdog let it apply.
+	held [NumPrio]bool
 	// pauseLevel is the threshold each pause was sent at (dynamic PFC:
 	// what the headroom counts from while paused).
 	pauseLevel [NumPrio]int64
@@ -365,6 +368,7 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		pt.to.Receive(p, pt.Peer)
 	case evPFC:
 		pr := uint8(arg >> 8)
+		pt.held[pr] = arg&0x10 != 0
 		if arg&0x10 != 0 {
 			pt.C.PFCPausesRecv++
 			if !pt.watchdogged[pr] {
@@ -448,9 +452,9 @@ func (pt *Port) watchdog(now sim.Time, pr uint8, seq uint32, end bool) {
 	cfg := pt.sw.cfg
 	if end {
 		pt.watchdogged[pr] = false
-		// PFC is level-triggered: a pause the downstream still holds
-		// applies again, and is watched again.
-		if pt.Peer.pauseSent[pr] {
+		// PFC is level-triggered: a pause the downstream still holds, as
+		// far as its frames have told, applies again, and is watched again.
+		if pt.held[pr] {
 			pt.pause(now, pr)
 		}
 		return

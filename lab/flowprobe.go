@@ -60,7 +60,7 @@ func uetProbe(t *uet.Transport, mtu int64) connProbe[uet.Conn] {
 func tcpProbe(t *tcp.Transport) connProbe[tcp.Conn] {
 	return connProbe[tcp.Conn]{
 		metric: "cwnd_bytes",
-		offset: func(c tcp.Conn) int64 { return int64(t.Receiver(c).Total()) },
+		offset: func(c tcp.Conn) int64 { return int64(t.Sender(c).End()) },
 		state: func(c tcp.Conn, w *flowWatch) (float64, int64) {
 			return float64(t.Sender(c).Cwnd()), clampBytes(int64(t.Receiver(c).Received())-w.off, w.bytes)
 		},

@@ -188,6 +188,11 @@ type Sim struct {
 	partOf      []int
 	lookahead   sim.Time
 	cross       *crossing // deliveries other parts wait on (nil: none)
+	// framer is the transport when it frames messages at their receivers
+	// (TCP), and framing the framing for other parts posted in this
+	// window (partition_framing.go).
+	framer  framer
+	framing []crossFraming
 	// others are the other parts, built by Run; merged is the whole
 	// fabric's trace once they have run, and partErr why they stalled.
 	others  []*Sim
@@ -292,9 +297,6 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 	if err := s.scheduleFailures(); err != nil {
 		return nil, err
 	}
-	for _, st := range spec.Topology.PFCStorms {
-		tp.Net.Storm(st.Host, uint8(spec.NIC.DataPriority), st.At, st.Until)
-	}
 	if spec.Switch.PFC.Enabled && mayLoop(spec, p) {
 		// A PFC deadlock stops the run, named (fabric/deadlock.go).
 		tp.Net.OnDeadlock = func(d *fabric.Deadlock) {
@@ -318,6 +320,13 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 	if n := spec.Sim.Partitions; n > 1 && sel == plan.Together {
 		if err := s.partition(o.part, n); err != nil {
 			return nil, err
+		}
+	}
+	// A storm runs in the part of the switch port it pauses (partition
+	// checked that the storming host runs there too).
+	for _, st := range spec.Topology.PFCStorms {
+		if s.partOf == nil || s.partOf[tp.Net.HostPorts[st.Host].Peer.ID] == s.part {
+			tp.Net.Storm(st.Host, uint8(spec.NIC.DataPriority), st.At, st.Until)
 		}
 	}
 	s.connect()
@@ -399,7 +408,7 @@ func (s *Sim) startAll(msgs []int32, now sim.Time) {
 			s.sendDelivery(i, now)
 			continue
 		}
-		s.tr.post(s.Plan.Conn[i], i, int(m.Src), int(m.Dst), m.Bytes)
+		s.post(i, m)
 	}
 	if s.Done() {
 		s.Sched.Stop()
@@ -460,11 +469,15 @@ func (s *Sim) stalled(ctx context.Context) error {
 		return nil
 	}
 	if len(s.abandoned) > 0 {
-		return fmt.Errorf("Homa abandoned %d messages after transport.homa.max_resends timeouts in a row; they never completed (raise max_resends or resend_timeout, or look for lost links)",
-			len(s.abandoned))
+		return abandonedError(len(s.abandoned))
 	}
 	return fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left (a transport bug; please report it with the scenario)",
 		s.Sched.Now(), len(s.DAG.Msgs)-s.done-s.cut())
+}
+
+// abandonedError says that the transport gave up on n messages.
+func abandonedError(n int) error {
+	return fmt.Errorf("Homa abandoned %d messages after transport.homa.max_resends timeouts in a row; they never completed (raise max_resends or resend_timeout, or look for lost links)", n)
 }
 
 // times are every message's start and end (−1: not yet) in the whole

@@ -78,10 +78,20 @@ func (s *Sim) partition(k, parts int) error {
 			return fmt.Errorf("sim.partitions: the routes can close a cycle of PFC pauses (%s), and a partitioned run cannot watch for the deadlock; use 1 part", c[0])
 		}
 	}
+	// A storming host's pause applies to its switch's port at once, with
+	// no wire between: the two must run in one part.
+	for _, st := range s.Job.Spec.Topology.PFCStorms {
+		if hp := net.HostPorts[st.Host]; partOf[hp.ID] != partOf[hp.Peer.ID] {
+			return fmt.Errorf("sim.partitions: host %d storms (topology.pfc_storms) but its switch runs in another part of %d (a leaf goes with its first host); choose a number of parts that splits the hosts at a leaf's edge, or use 1", st.Host, parts)
+		}
+	}
 	net.SetRemote(remote)
+	if f, ok := s.tr.(framer); ok && f.frames() {
+		s.framer = f
+	}
 	if s.tel != nil {
 		if _, ok := s.tr.(acrossParts); !ok && len(s.tel.flows) > 0 {
-			return fmt.Errorf("sim.partitions: sim.telemetry.flows in parts needs a connection transport (RoCE, UET)")
+			return fmt.Errorf("sim.partitions: sim.telemetry.flows in parts needs a connection transport (RoCE, UET, TCP)")
 		}
 		s.tel.own(partOf, k)
 	}
@@ -272,6 +282,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		for win := 0; ; win++ {
 			for k := w; k < len(sims); k += workers {
 				inbox[k] = sims[k].takeFrames(k, sims, inbox[k][:0])
+				if sims[k].framer != nil {
+					sims[k].takeFraming(k, sims)
+				}
 				if c := sims[k].cross; c != nil {
 					deliveries[k] = sims[k].takeDeliveries(k, sims, deliveries[k][:0])
 					cross[k] = sims[k].nextCrossing()
@@ -321,6 +334,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 			}
 			for k := w; k < len(sims); k += workers {
 				sims[k].Topo.Net.ClearOutbox() // taken in
+				sims[k].framing = sims[k].framing[:0]
 				if c := sims[k].cross; c != nil {
 					c.out = c.out[:0]
 				}
@@ -342,6 +356,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	}
 	for _, o := range sims {
 		o.Topo.Net.ClearOutbox() // taken in (a Run after this one must not take them again)
+		o.framing = o.framing[:0]
 	}
 	atLimit := s.pastLimit(sims, limit)
 	if s.tel != nil && atLimit && ctx.Err() == nil {
@@ -357,6 +372,17 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	}
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {
 		return t, nil
+	}
+	// A message's sender and receiver may both give up, in their parts,
+	// or one give up on what the other part delivered after all.
+	abandoned := map[int32]bool{}
+	for _, o := range sims {
+		for i := range o.abandoned {
+			abandoned[i] = t.End[i] < 0
+		}
+	}
+	if n := countTrue(abandoned); n > 0 {
+		return t, abandonedError(n)
 	}
 	return t, fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left in any of the %d parts (a bug: please report it with the scenario)",
 		t.Now, len(t.End)-t.Delivered, s.parts)
@@ -577,4 +603,14 @@ func mergeTelemetry(sims []*Sim, now sim.Time) *metrics.Telemetry {
 		}
 	}
 	return m.result()
+}
+
+// countTrue is how many of m's values are true.
+func countTrue[K comparable](m map[K]bool) (n int) {
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
 }

@@ -52,21 +52,41 @@ func runPart(t *testing.T, j scenario.Job) metrics.SizeResult {
 // A flow alone crosses from one part to the other exactly as it crosses
 // the one-part fabric: nothing ties, so the closed form holds to the
 // picosecond (TestOneFlowAloneMatchesClosedForm).
+// Messages alone cross from one part to the other exactly as they cross
+// the one-part fabric: nothing ties, so each FCT is the same to the
+// picosecond. Over TCP the receiver's part learns each message's framing
+// from the sender's (partition_framing.go): several messages follow one
+// another on a connection here. Homa's receiver grants from its own part.
 func TestPartitionedFlowAloneIsExact(t *testing.T) {
-	s := leafSpine(2, 1, 1)
-	s.Workload = scenario.Workload{Kind: "incast", Senders: 1, Target: 0}
-	s.Sim.RecordFlows = true
-	one := run(t, s, units.MiB)
-	s.Sim.Partitions = 2
-	two := run(t, s, units.MiB)
-	if one.Records[0].FCTS != two.Records[0].FCTS || one.Records[0].FCTS <= 0 {
-		t.Errorf("FCT %v with two parts, %v with one", two.Records[0].FCTS, one.Records[0].FCTS)
+	dir := t.TempDir()
+	list := "0 4 64KiB 0\n0 4 1MiB 20us\n0 4 8KiB 200us\n5 1 256KiB 300us\n"
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(list), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	// The parts run on to the end of the window the last delivery fell
-	// in (a link delay), where the one-part run stops at it: a few ACKs
-	// more.
-	if two.Events < one.Events || two.Events > one.Events+20 {
-		t.Errorf("%d events with two parts, %d with one", two.Events, one.Events)
+	yaml := `topology: {kind: leaf-spine, hosts: 8, hosts_per_leaf: 4, spines: 2}
+workload: {kind: flows, file: f.txt}
+sim: {record_flows: true}
+`
+	if err := os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"roce", "dctcp", "homa"} {
+		one := runPart(t, partJob(t, filepath.Join(dir, "s.yaml"), "", 1, "transport.kind="+kind))
+		two := runPart(t, partJob(t, filepath.Join(dir, "s.yaml"), "", 2, "transport.kind="+kind))
+		if len(one.Records) != 4 || len(two.Records) != 4 {
+			t.Fatalf("%s: %d and %d records, want 4", kind, len(one.Records), len(two.Records))
+		}
+		for i := range one.Records {
+			if one.Records[i].FCTS != two.Records[i].FCTS || one.Records[i].FCTS <= 0 {
+				t.Errorf("%s, message %d: FCT %v with two parts, %v with one", kind, i, two.Records[i].FCTS, one.Records[i].FCTS)
+			}
+		}
+		// The parts run on to the end of the window the last delivery fell
+		// in (a link delay), where the one-part run stops at it: a few ACKs
+		// more.
+		if two.Events < one.Events || two.Events > one.Events+20 {
+			t.Errorf("%s: %d events with two parts, %d with one", kind, two.Events, one.Events)
+		}
 	}
 }
 
@@ -80,7 +100,8 @@ func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 		more  []string
 	}{{2, "dcqcn", nil}, {3, "dcqcn", nil}, {2, "hpcc", nil},
 		{3, "dcqcn", []string{"sim.telemetry.interval=3us", "sim.telemetry.ports=top 8", "sim.telemetry.flows=top 2"}},
-		{3, "all-to-all", nil}, {3, "pairwise", nil}} {
+		{3, "all-to-all", nil}, {3, "pairwise", nil},
+		{3, "dctcp", []string{"sim.telemetry.interval=3us", "sim.telemetry.ports=top 8", "sim.telemetry.flows=top 2"}}, {2, "homa", nil}} {
 		parts := c.parts
 		var j scenario.Job
 		switch c.cc {
@@ -88,6 +109,8 @@ func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 			j = partJob(t, "../examples/alltoall-dcqcn-published.yaml", "dcqcn-default", parts, "workload.sizes.list=[4MiB]", "sim.record_flows=true", "sim.port_counters=true")
 		case "pairwise":
 			j = partJob(t, "../examples/alltoall-dcqcn.yaml", "dcqcn-default", parts, "workload.algorithm=pairwise", "workload.sizes.list=[4MiB]", "sim.record_flows=true")
+		case "dctcp", "homa":
+			j = partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, append([]string{"workload.duration=100us", "sim.record_flows=true", "sim.port_counters=true", "transport.kind=" + c.cc}, c.more...)...)
 		default:
 			j = partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, append([]string{"workload.duration=100us", "sim.record_flows=true", "sim.port_counters=true", "transport.cc=" + c.cc}, c.more...)...)
 		}
@@ -160,6 +183,21 @@ func TestPartitionedRunAgreesWithOnePart(t *testing.T) {
 	within("hpcc FCT mean", r.FCT.Mean, one.FCT.Mean, 0.01)
 	within("hpcc slowdown p50", r.Slowdown.P50, one.Slowdown.P50, 0.03)
 	within("hpcc slowdown p99", r.Slowdown.P99, one.Slowdown.P99, 0.10)
+	// DCTCP (framing sent to the receivers' parts) and Homa, sprayed.
+	for _, kind := range []string{"dctcp", "homa"} {
+		tr := func(parts int) metrics.SizeResult {
+			sets := []string{"workload.duration=500us", "transport.kind=" + kind}
+			if kind == "homa" {
+				sets = append(sets, "switch.forwarding=spray-random")
+			}
+			return runPart(t, partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, sets...))
+		}
+		one = tr(1)
+		r = tr(3)
+		within(kind+" FCT mean", r.FCT.Mean, one.FCT.Mean, 0.03)
+		within(kind+" slowdown p50", r.Slowdown.P50, one.Slowdown.P50, 0.03)
+		within(kind+" slowdown p99", r.Slowdown.P99, one.Slowdown.P99, 0.10)
+	}
 	ic := func(parts int) metrics.SizeResult {
 		return runPart(t, partJob(t, "../examples/incast.yaml", "pfc", parts, "workload.sizes.list=[1MiB]"))
 	}
@@ -300,14 +338,15 @@ func TestPartitionsRefused(t *testing.T) {
 		sets []string
 		want string
 	}{
-		{[]string{"sim.partitions=2", "transport.kind=homa"}, "RoCE and UET only"},
 		{[]string{"sim.partitions=65"}, "between 0 and 64"},
-		{[]string{"sim.partitions=2", "switch.pfc.watchdog.detect=5us", "switch.pfc.watchdog.restore=20us"}, "watchdog"},
 	} {
 		_, err := scenario.LoadSets(file, c.sets)
 		if err == nil || !strings.Contains(err.Error(), "sim.partitions") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v", c.sets, err)
 		}
+	}
+	if _, err := scenario.LoadSets("../examples/link-flap.yaml", []string{"sim.partitions=2"}); err == nil || !strings.Contains(err.Error(), "link failures") {
+		t.Errorf("link-flap.yaml in parts: %v", err)
 	}
 	// Deliveries that other parts wait on (a pairwise all-to-all's rank
 	// waits on its own send's) are followed over in-order RoCE only: a
@@ -316,6 +355,11 @@ func TestPartitionsRefused(t *testing.T) {
 	j := partJob(t, "../examples/alltoall-dcqcn.yaml", "pfc-only", 2, "workload.algorithm=pairwise", "workload.sizes.list=[1MiB]", "nic.out_of_order=accept")
 	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "in-order receivers only") {
 		t.Errorf("pairwise, receivers out of order, in parts: %v", err)
+	}
+	// Homa has no connections to read a followed flow from across parts.
+	j = partJob(t, "../testdata/bench/websearch-320.yaml", "", 2, "workload.duration=20us", "transport.kind=homa", "sim.telemetry.interval=10us", "sim.telemetry.flows=top 2")
+	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "needs a connection transport") {
+		t.Errorf("Homa's flows followed in parts: %v", err)
 	}
 	// Routes that can close a cycle of pauses: the deadlock search, which
 	// a part cannot run, would be needed.

@@ -114,8 +114,12 @@ func TestHomaAbandonedMessagesAreReported(t *testing.T) {
 	s.Transport.Kind = "homa"
 	s.Transport.Homa = scenario.Homa{MaxResends: 1, ResendTimeout: 2 * units.Microsecond, RTTBytes: 200 * units.KB}
 	s.Workload = scenario.Workload{Kind: "incast", Senders: 7, Target: 0, QPs: 1, Iterations: 1}
-	r, err := Run(context.Background(), job(s, units.MB), nil)
-	if err == nil || !strings.Contains(err.Error(), "Homa abandoned") || r.Complete {
-		t.Fatalf("err %v, complete %v", err, r.Complete)
+	for _, parts := range []int{1, 2} {
+		s.Sim.Partitions = parts
+		r, err := Run(context.Background(), job(s, units.MB), nil)
+		if err == nil || !strings.Contains(err.Error(), "Homa abandoned") || r.Complete {
+			t.Fatalf("%d parts: err %v, complete %v", parts, err, r.Complete)
+		}
+		t.Logf("%d parts: %v", parts, err)
 	}
 }

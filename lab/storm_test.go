@@ -2,8 +2,11 @@ package lab
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"fabriclab/scenario"
@@ -57,5 +60,72 @@ func TestPFCStormAndWatchdog(t *testing.T) {
 	}
 	if s0 < 2e-3 || s1 < 2e-3 {
 		t.Errorf("the flow into the storming host finished during the storm: %v, %v", s0, s1)
+	}
+}
+
+// The storm and the watchdog in a partitioned run: host 7's NIC storms
+// on the second leaf (part 1 of 2), its pauses spread through the spine
+// (part 0) to host 0, whose flow to host 5 is the victim; the watchdog
+// there reads only the pause frames its port has heard. Victim, trips and
+// drops as in one part, but for the order of simultaneous events. With 3
+// parts host 7 runs apart from its leaf, which a storm cannot: refused.
+func TestPFCStormAndWatchdogInParts(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "flows.txt"), []byte("0 7 4MiB 0\n0 5 4MiB 0\n4 5 1MiB 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		victim, stormed float64
+		trips, drops    int64
+	}
+	run := func(parts int, watchdog string) (outcome, error) {
+		src := fmt.Sprintf("topology:\n  kind: leaf-spine\n  hosts: 8\n  hosts_per_leaf: 4\n  spines: 1\n  oversubscription: 1\n  pfc_storms: [{host: 7, at: 5us, until: 2ms}]\n"+
+			"switch: {pfc: {enabled: true%s}}\ntransport: {dcqcn: {preset: \"off\"}}\nsim: {record_flows: true, time_limit: 50ms, partitions: %d}\nworkload: {kind: flows, file: flows.txt}\n", watchdog, parts)
+		f, err := scenario.Parse(filepath.Join(dir, "s.yaml"), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(context.Background(), f.Jobs()[0], nil)
+		if err != nil {
+			return outcome{}, err
+		}
+		if !r.Complete || !r.Conservation.OK {
+			t.Fatalf("%d parts, watchdog %q: complete %v conservation %+v", parts, watchdog, r.Complete, r.Conservation)
+		}
+		var o outcome
+		for _, fl := range r.Records {
+			switch {
+			case fl.Src == 0 && fl.Dst == 5:
+				o.victim = fl.EndS
+			case fl.Dst == 7:
+				o.stormed = fl.EndS
+			}
+		}
+		o.trips, o.drops = r.Totals.WatchdogTrips, r.Totals.WatchdogDrops
+		return o, nil
+	}
+	for _, wd := range []string{"", ", watchdog: {detect: 100us, action: drop, restore: 200us}"} {
+		one, err := run(1, wd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, err := run(2, wd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("watchdog %q: one part %+v, two %+v", wd, one, two)
+		if wd == "" && (one.victim < 2e-3 || two.victim < 2e-3) {
+			t.Errorf("without a watchdog the victim finished before the storm ended: %v, %v", one.victim, two.victim)
+		}
+		if wd != "" && (one.victim > 1e-3 || one.trips == 0 || one.drops == 0) {
+			t.Errorf("with the watchdog in one part: %+v", one)
+		}
+		if math.Abs(two.victim-one.victim) > 0.01*one.victim || math.Abs(two.stormed-one.stormed) > 0.01*one.stormed ||
+			two.trips != one.trips || math.Abs(float64(two.drops-one.drops)) > 0.05*float64(one.drops) {
+			t.Errorf("watchdog %q: two parts %+v, one %+v", wd, two, one)
+		}
+	}
+	if _, err := run(3, ""); err == nil || !strings.Contains(err.Error(), "host 7 storms") {
+		t.Errorf("3 parts, host 7 apart from its leaf: %v", err)
 	}
 }

@@ -150,6 +150,35 @@ func (l *connLayer[C]) post(conn, msg int32, _, _ int, bytes int64) {
 	l.t.Post(l.conns[conn], msg, bytes)
 }
 
+// framedPost is a connection transport whose post also frames the
+// message at its receiver (TCP: where it ends in the byte stream), in two
+// halves that a partitioned run calls in the sender's and the receiver's
+// parts (partition_framing.go).
+type framedPost[C any] interface {
+	Submit(c C, msg int32, bytes int64)
+	Expect(c C, msg int32, bytes int64)
+}
+
+// frames reports whether the transport's post frames the message at the
+// receiver (framedPost).
+func (l *connLayer[C]) frames() bool {
+	_, ok := l.t.(framedPost[C])
+	return ok
+}
+
+// postSend is post's sending half, for a transport that frames (frames).
+func (l *connLayer[C]) postSend(conn, msg int32, bytes int64) {
+	if l.watched != nil {
+		l.follow(conn, msg, bytes)
+	}
+	l.t.(framedPost[C]).Submit(l.conns[conn], msg, bytes)
+}
+
+// expect is post's receiving half (frames).
+func (l *connLayer[C]) expect(conn, msg int32, bytes int64) {
+	l.t.(framedPost[C]).Expect(l.conns[conn], msg, bytes)
+}
+
 func (l *connLayer[C]) tuple(conn, _ int32, _, _ int) (s, d, sqp, dqp int32) {
 	return l.t.Tuple(l.conns[conn])
 }

@@ -171,12 +171,25 @@ func (t *Transport) Tuple(c Conn) (src, dst, sport, dport int32) {
 // length prefix still crosses the network). msg is the caller's id,
 // reported by OnDelivered.
 func (t *Transport) Post(c Conn, msg int32, bytes int64) {
+	t.Expect(c, msg, bytes)
+	t.Submit(c, msg, bytes)
+}
+
+// Submit is Post's sending half: message msg joins c's byte stream at
+// its sender. Expect, the receiving half, tells c's receiver where the
+// message ends; a caller that runs the two ends apart (a partitioned
+// run, where the receiver's host runs in another part) calls Expect there,
+// for the same messages in the same order, before any of their bytes can
+// arrive.
+func (t *Transport) Submit(c Conn, msg int32, bytes int64) {
 	q := t.NICs[c.Src].send[c.idx]
-	n := units.Size(max(bytes, 1))
-	id := uint64(uint32(msg))
-	t.NICs[c.Dst].recv[q.peer].r.Expect(id, n)
-	q.s.Submit(t.Net.Sched.Now(), id, n)
+	q.s.Submit(t.Net.Sched.Now(), uint64(uint32(msg)), units.Size(max(bytes, 1)))
 	q.nic.activate(q)
+}
+
+// Expect is Post's receiving half (see Submit).
+func (t *Transport) Expect(c Conn, msg int32, bytes int64) {
+	t.Receiver(c).Expect(uint64(uint32(msg)), units.Size(max(bytes, 1)))
 }
 
 // Sender and Receiver expose c's state machines (read-only use: tests,

@@ -171,6 +171,9 @@ func (s *Sender) Submit(now sim.Time, id uint64, length units.Size) {
 	s.msgs = append(s.msgs, framed{id: id, end: s.end})
 }
 
+// End is the stream's length so far: every message submitted.
+func (s *Sender) End() units.Size { return s.end }
+
 // TakeAcked appends the messages fully acknowledged since the previous call.
 func (s *Sender) TakeAcked(dst []Done) []Done {
 	dst = append(dst, s.acked...)
