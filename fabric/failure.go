@@ -19,9 +19,10 @@ func (n *Network) RestoreLink(pt *Port) {
 	for _, p := range []*Port{pt, pt.Peer} {
 		if p.dead {
 			p.dead = false
-			// A pause the other end still holds applies again.
-			for pr := range p.Peer.pauseSent {
-				if p.Peer.pauseSent[pr] {
+			// A pause the other end still holds, as far as its PFC frames
+			// have told, applies again.
+			for pr := range p.held {
+				if p.held[pr] {
 					p.pause(now, uint8(pr))
 				}
 			}
@@ -38,6 +39,7 @@ func (pt *Port) fail() {
 		return
 	}
 	pt.dead = true
+	now := pt.net.Sched.Now()
 	for pr := range pt.queues {
 		for p := pt.queues[pr].pop(); p != nil; p = pt.queues[pr].pop() {
 			pt.queues[pr].bytes -= int64(p.Wire)
@@ -50,7 +52,24 @@ func (pt *Port) fail() {
 	}
 	pt.queued = 0
 	for p := pt.pipe.pop(); p != nil; p = pt.pipe.pop() {
-		pt.lose(p)
+		if pt.replica {
+			pt.net.discard(p) // the sending part counts it (below)
+		} else {
+			pt.lose(p)
+		}
+	}
+	if pt.replica {
+		pt.net.failedAt[pt.ID] = now // for the frames still to come in (Import)
+	}
+	if pt.remote {
+		// The frames this port put on the wire, in another part now:
+		// those still on it are lost (that part discards them).
+		w := pt.net.exported[pt.ID]
+		for w.Len() > 0 {
+			if f := w.Pop(); f.at >= now {
+				pt.countLoss(f.wire)
+			}
+		}
 	}
 	// The frame being sent is lost, but its end still comes: schedule it
 	// if the port only reserved it. (Otherwise the wire's one pending
@@ -60,7 +79,6 @@ func (pt *Port) fail() {
 	if pt.sending() {
 		pt.queueTxDone()
 	}
-	now := pt.net.Sched.Now()
 	for pr := range pt.paused {
 		if pt.paused[pr] {
 			pt.pausedTotal[pr] += now - pt.pausedAt[pr]
@@ -72,13 +90,23 @@ func (pt *Port) fail() {
 
 // lose drops p at this port.
 func (pt *Port) lose(p *Packet) {
+	pt.countLoss(p.Wire)
+	pt.net.discard(p)
+}
+
+// countLoss counts a frame of wire bytes lost at this port now.
+func (pt *Port) countLoss(wire int32) {
 	pt.C.Drops++
 	pt.lostAt = pt.net.Sched.Now()
 	pt.lostPackets++
-	pt.lostBytes += int64(p.Wire)
-	pt.net.DroppedBytes += int64(p.Wire)
-	pt.net.DroppedPackets++
-	pt.net.Pool.Put(p)
+	pt.lostBytes += int64(wire)
+}
+
+// discard drops p from the network's balance.
+func (n *Network) discard(p *Packet) {
+	n.DroppedBytes += int64(p.Wire)
+	n.DroppedPackets++
+	n.Pool.Put(p)
 }
 
 // Losses is what this port's link has lost so far by failing (packets,

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"fabriclab/counters"
+	"fabriclab/internal/ring"
 	"fabriclab/sim"
 	"fabriclab/units"
 )
@@ -48,6 +49,12 @@ type Network struct {
 	// empty otherwise.
 	Outbox    []Export
 	OutboxINT []INTRecord
+	// exported is, by port ID, the frames a port whose far end another
+	// part owns has on its wire, by arrival (SetRemote); failedAt, by
+	// port ID, when a replica port's link last failed (−1: never;
+	// SetReplicas).
+	exported []*ring.Ring[inFlight]
+	failedAt []sim.Time
 }
 
 // NewNetwork makes an empty network of nHosts hosts.

@@ -17,6 +17,8 @@ func TestExportCarriesTheINTRecord(t *testing.T) {
 	}
 	a, pa := mk()
 	b, pb := mk()
+	a.SetRemote([]int{pa.ID})
+	b.SetReplicas([]int{pa.ID})
 	p := a.Pool.Get()
 	p.Kind, p.Wire, p.arrival = Data, 4178, 5*units.Microsecond
 	p.INT = a.INT.New()
@@ -39,5 +41,49 @@ func TestExportCarriesTheINTRecord(t *testing.T) {
 	a.ClearOutbox()
 	if len(a.Outbox) != 0 || len(a.OutboxINT) != 0 {
 		t.Error("the outbox kept entries")
+	}
+}
+
+// A link between two parts fails with frames on its wire: the sending
+// part counts them lost at its port, the receiving part discards them —
+// on its copy of the wire if they came in before, as they come in if
+// after — and counts nothing at its copy of the port: each loss once.
+func TestFailureBetweenPartsCountsEachLossOnce(t *testing.T) {
+	mk := func() (*Network, *Port) {
+		n := NewNetwork(sim.NewScheduler(), 1, 1)
+		sw := n.AddSwitch("sw", "leaf", &SwitchConfig{Buffer: 1 << 20, MaxPacketWire: 4178}, 7)
+		return n, n.ConnectHost(0, sw, 400*units.Gbps, units.Microsecond).Peer
+	}
+	for _, early := range []bool{true, false} { // imported before the failure, or after
+		a, pa := mk()
+		b, pb := mk()
+		a.SetRemote([]int{pa.ID})
+		b.SetReplicas([]int{pa.ID})
+		for i := range 2 {
+			p := a.Pool.Get()
+			p.Kind, p.Wire, p.arrival = Data, 4178, sim.Time(5+i)*units.Microsecond
+			pa.export(p)
+		}
+		if early {
+			for i := range a.Outbox {
+				b.Import(&a.Outbox[i], a)
+			}
+			if pb.pipe.n != 2 {
+				t.Fatalf("%d frames on the receiving part's wire, want 2", pb.pipe.n)
+			}
+		}
+		a.FailLink(pa)
+		b.FailLink(pb.Peer)
+		if !early {
+			for i := range a.Outbox {
+				b.Import(&a.Outbox[i], a)
+			}
+		}
+		if n, bytes, _ := pa.Losses(); n != 2 || bytes != 2*4178 || pa.C.Drops != 2 || a.DroppedPackets != 0 {
+			t.Errorf("early %v: the sending part lost %d frames (%d bytes, %d drops, %d in its balance), want 2 at its port", early, n, bytes, pa.C.Drops, a.DroppedPackets)
+		}
+		if n, _, _ := b.Ports[pa.ID].Losses(); n != 0 || b.Ports[pa.ID].C.Drops != 0 || b.DroppedPackets != 2 || pb.pipe.n != 0 || b.Pool.Live != 0 {
+			t.Errorf("early %v: the receiving part counted %d losses at its copy, %d dropped in its balance, %d on the wire, %d packets live; want 0, 2, 0, 0", early, n, b.DroppedPackets, pb.pipe.n, b.Pool.Live)
+		}
 	}
 }

@@ -111,6 +111,10 @@ type Port struct {
 	// PFC thresholds
 	xoff, xon, headroom int64
 	waiting             bool // in its switch's poolWait list
+	// replica: another part of a partitioned run owns this port and this
+	// part its far end, where it carries the other part's frames
+	// (partition.go). Here to fill the line.
+	replica bool
 	// lostAt is when this port last lost a packet to a failure (here to
 	// fill the line).
 	lostAt      sim.Time
@@ -135,7 +139,8 @@ type Port struct {
 	pauseSeq    [NumPrio]uint32   // pauses so far: a watchdog check is for one pause
 	pausedTotal [NumPrio]sim.Time // closed pause intervals, summed
 	// held is the peer's pause as this port last heard it: a pause frame
-	// came and no resume since, whether or not the watchdog let it apply.
+	// came and no resume since, whether or not the watchdog let it apply
+	// or the link was down.
 	held [NumPrio]bool
 	// pauseLevel is the threshold each pause was sent at (dynamic PFC:
 	// what the headroom counts from while paused).

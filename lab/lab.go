@@ -198,6 +198,9 @@ type Sim struct {
 	others  []*Sim
 	merged  *measure.Trace
 	partErr error
+	// routesErr stops a partitioned run whose routes after a failure
+	// could deadlock (checkRoutesInParts).
+	routesErr error
 
 	// tel samples the ports over time (sim.telemetry; nil when off, and
 	// for a job built alone).
@@ -558,6 +561,26 @@ func (f *linkFailure) OnEvent(now sim.Time, arg uint64) {
 		// Traffic engineering's and a flow list's pins through the failed
 		// link give way to the new routes.
 		net.DropBrokenPins()
+		f.s.checkRoutesInParts(f)
+	}
+}
+
+// checkRoutesInParts stops a partitioned run whose routes, converged
+// after a link failed or came back, could close a cycle of PFC pauses:
+// no part can watch for the deadlock (it reads the whole fabric). Every
+// part computes the same routes and stops at the same event.
+func (s *Sim) checkRoutesInParts(f *linkFailure) {
+	if s.parts <= 1 || !s.Job.Spec.Switch.PFC.Enabled {
+		return
+	}
+	if c := s.Topo.Net.DependencyCycles(); len(c) > 0 {
+		what := "failed"
+		if !f.pt.Dead() {
+			what = "came back"
+		}
+		s.routesErr = fmt.Errorf("sim.partitions: once %s–%s %s, the routes can close a cycle of PFC pauses (%s), and a partitioned run cannot watch for the deadlock; use 1 part",
+			f.rec.From, f.rec.To, what, c[0])
+		s.Sched.Stop()
 	}
 }
 

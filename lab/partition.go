@@ -51,14 +51,17 @@ func (s *Sim) partition(k, parts int) error {
 	if err := s.crossParts(k, partOf); err != nil {
 		return fmt.Errorf("sim.partitions: %d parts: %v; use 1 part", parts, err)
 	}
-	var remote []int
+	var remote, replicas []int
 	s.lookahead = -1
 	for _, pt := range net.Ports {
 		if partOf[pt.ID] == partOf[pt.Peer.ID] {
 			continue
 		}
-		if partOf[pt.ID] == k {
+		switch k {
+		case partOf[pt.ID]:
 			remote = append(remote, pt.ID)
+		case partOf[pt.Peer.ID]:
+			replicas = append(replicas, pt.ID)
 		}
 		if s.lookahead < 0 || pt.Delay < s.lookahead {
 			s.lookahead = pt.Delay
@@ -86,6 +89,7 @@ func (s *Sim) partition(k, parts int) error {
 		}
 	}
 	net.SetRemote(remote)
+	net.SetReplicas(replicas)
 	if f, ok := s.tr.(framer); ok && f.frames() {
 		s.framer = f
 	}
@@ -296,7 +300,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 				next[k], done[k] = t, sims[k].done
 			}
 			if w == 0 {
-				stop = ctx.Err() != nil
+				stop = ctx.Err() != nil || s.routesErr != nil
 				if win%64 == 0 {
 					hugepages.Maintain()
 					if progress != nil && total > 0 {
@@ -370,19 +374,26 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	if s.tel != nil {
 		t.Fabric.Telemetry = mergeTelemetry(sims, t.Now)
 	}
+	if s.routesErr != nil {
+		return t, s.routesErr
+	}
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {
 		return t, nil
 	}
 	// A message's sender and receiver may both give up, in their parts,
 	// or one give up on what the other part delivered after all.
-	abandoned := map[int32]bool{}
 	for _, o := range sims {
 		for i := range o.abandoned {
-			abandoned[i] = t.End[i] < 0
+			if t.End[i] < 0 {
+				if t.Abandoned == nil {
+					t.Abandoned = map[int32]bool{}
+				}
+				t.Abandoned[i] = true
+			}
 		}
 	}
-	if n := countTrue(abandoned); n > 0 {
-		return t, abandonedError(n)
+	if len(t.Abandoned) > 0 {
+		return t, abandonedError(len(t.Abandoned))
 	}
 	return t, fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left in any of the %d parts (a bug: please report it with the scenario)",
 		t.Now, len(t.End)-t.Delivered, s.parts)
@@ -548,6 +559,7 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 	f := s.fabricCounters(ports, max(now, last), func(h int) metrics.Counters {
 		return sims[s.partOf[s.Topo.Net.HostPorts[h].ID]].tr.nicCounters(h)
 	}, transport)
+	f.Failures = mergeFailures(sims, now)
 	if s.explain_ != nil {
 		// Each part saw the queues it owns: part 0's stays take the
 		// others' in.
@@ -570,6 +582,31 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 	c.OK = c.InjectedBytes == c.DeliveredBytes+c.DroppedBytes+c.InFlightBytes
 	t.Fabric = f
 	return t
+}
+
+// mergeFailures is the record of every outage begun by now: each part
+// counted the losses of the ports it owns (a frame lost on a wire into
+// another part, by its sender), and the failover is the last of them.
+func mergeFailures(sims []*Sim, now sim.Time) []metrics.LinkFailure {
+	var out []metrics.LinkFailure
+	for i, f := range sims[0].outages {
+		if f.rec.DownS > now.Seconds() {
+			continue // the run ended before this outage
+		}
+		rec := *f.rec
+		rec.LostPackets, rec.LostBytes, rec.FailoverS = 0, 0, 0
+		for _, o := range sims {
+			p := o.outages[i]
+			p.finish() // a link still down at the end: its record so far
+			rec.LostPackets += p.rec.LostPackets
+			rec.LostBytes += p.rec.LostBytes
+			if p.rec.LostPackets > 0 {
+				rec.FailoverS = max(rec.FailoverS, p.rec.FailoverS)
+			}
+		}
+		out = append(out, rec)
+	}
+	return out
 }
 
 // mergeTelemetry is the whole fabric's telemetry from its parts' samplers,
@@ -603,14 +640,4 @@ func mergeTelemetry(sims []*Sim, now sim.Time) *metrics.Telemetry {
 		}
 	}
 	return m.result()
-}
-
-// countTrue is how many of m's values are true.
-func countTrue[K comparable](m map[K]bool) (n int) {
-	for _, v := range m {
-		if v {
-			n++
-		}
-	}
-	return n
 }

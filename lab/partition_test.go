@@ -90,6 +90,47 @@ sim: {record_flows: true}
 	}
 }
 
+// A link between two parts fails five times under an all-to-all: the
+// frames on its wire when it fails are counted lost by the part that sent
+// them (and discarded where they were going), routes converge in every
+// part alike, and a pause heard before the failure applies again when it
+// comes back. Drops, every outage's record and the CCT are those of one
+// part.
+func TestPartitionedLinkFailures(t *testing.T) {
+	flap := "topology.failures=[{from: leaf1, to: spine0, at: 100us, until: 150us, period: 200us, count: 5}]"
+	for _, variant := range []string{"ecmp", "adaptive"} {
+		one := runPart(t, partJob(t, "../examples/link-flap.yaml", variant, 1, flap))
+		if one.Drops == 0 || len(one.Failures) != 5 {
+			t.Fatalf("%s: %d drops, %d outages: the test needs losses", variant, one.Drops, len(one.Failures))
+		}
+		for _, parts := range []int{2, 3} {
+			r := runPart(t, partJob(t, "../examples/link-flap.yaml", variant, parts, flap))
+			if r.CCTS != one.CCTS || r.Drops != one.Drops || !reflect.DeepEqual(r.Failures, one.Failures) {
+				t.Errorf("%s, %d parts: CCT %v, %d drops, outages %+v; one part: %v, %d, %+v", variant, parts, r.CCTS, r.Drops, r.Failures, one.CCTS, one.Drops, one.Failures)
+			}
+		}
+	}
+}
+
+// Routes that converge after a failure are checked for cycles of PFC
+// pauses in every part, which stops a partitioned run that has them.
+func TestPartitionedRoutesCheckedWhenTheyConverge(t *testing.T) {
+	s, err := Build(partJob(t, "../examples/pfc-deadlock.yaml", "", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &linkFailure{s: s, pt: s.Topo.Net.Ports[0], rec: &metrics.LinkFailure{From: "sw0", To: "sw1"}}
+	s.checkRoutesInParts(f)
+	if s.routesErr != nil {
+		t.Fatalf("one part: %v", s.routesErr)
+	}
+	s.parts = 2 // as if it were a part
+	s.checkRoutesInParts(f)
+	if s.routesErr == nil || !strings.Contains(s.routesErr.Error(), "once sw0–sw1 came back, the routes can close a cycle of PFC pauses") || !s.Sched.Stopped() {
+		t.Errorf("in parts: %v, stopped %v", s.routesErr, s.Sched.Stopped())
+	}
+}
+
 // A partitioned run is the same on any number of cores: each part's
 // windows and what it takes in at their ends depend only on the parts.
 func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
@@ -101,7 +142,8 @@ func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 	}{{2, "dcqcn", nil}, {3, "dcqcn", nil}, {2, "hpcc", nil},
 		{3, "dcqcn", []string{"sim.telemetry.interval=3us", "sim.telemetry.ports=top 8", "sim.telemetry.flows=top 2"}},
 		{3, "all-to-all", nil}, {3, "pairwise", nil},
-		{3, "dctcp", []string{"sim.telemetry.interval=3us", "sim.telemetry.ports=top 8", "sim.telemetry.flows=top 2"}}, {2, "homa", nil}} {
+		{3, "dctcp", []string{"sim.telemetry.interval=3us", "sim.telemetry.ports=top 8", "sim.telemetry.flows=top 2"}}, {2, "homa", nil},
+		{3, "flap", nil}} {
 		parts := c.parts
 		var j scenario.Job
 		switch c.cc {
@@ -109,6 +151,8 @@ func TestPartitionedRunIsTheSameOnAnyNumberOfCores(t *testing.T) {
 			j = partJob(t, "../examples/alltoall-dcqcn-published.yaml", "dcqcn-default", parts, "workload.sizes.list=[4MiB]", "sim.record_flows=true", "sim.port_counters=true")
 		case "pairwise":
 			j = partJob(t, "../examples/alltoall-dcqcn.yaml", "dcqcn-default", parts, "workload.algorithm=pairwise", "workload.sizes.list=[4MiB]", "sim.record_flows=true")
+		case "flap":
+			j = partJob(t, "../examples/link-flap.yaml", "adaptive", parts, "topology.failures=[{from: leaf1, to: spine0, at: 100us, until: 150us, period: 200us, count: 5}]", "sim.record_flows=true")
 		case "dctcp", "homa":
 			j = partJob(t, "../testdata/bench/websearch-320.yaml", "", parts, append([]string{"workload.duration=100us", "sim.record_flows=true", "sim.port_counters=true", "transport.kind=" + c.cc}, c.more...)...)
 		default:
@@ -344,9 +388,6 @@ func TestPartitionsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "sim.partitions") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v", c.sets, err)
 		}
-	}
-	if _, err := scenario.LoadSets("../examples/link-flap.yaml", []string{"sim.partitions=2"}); err == nil || !strings.Contains(err.Error(), "link failures") {
-		t.Errorf("link-flap.yaml in parts: %v", err)
 	}
 	// Deliveries that other parts wait on (a pairwise all-to-all's rank
 	// waits on its own send's) are followed over in-order RoCE only: a

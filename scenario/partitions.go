@@ -9,17 +9,15 @@ const MaxPartitions = 64
 // can simulate s, and if not which key stands in the way and why. A part
 // sees only its own switches and hosts, so whatever reads across the
 // fabric at once is refused: any-to-any writes (each waits on the one
-// before it, delivered elsewhere) and link failures. When the plan is
-// built, more is refused: a storming host whose switch runs in another
-// part; deliveries that other parts wait on over a transport other than
-// RoCE with in-order receivers (the windows end before a RoCE message's
-// last packet can arrive); routes that could close a cycle of PFC pauses
-// (the deadlock search reads the whole fabric).
+// before it, delivered elsewhere). When the plan is built, more is
+// refused: a storming host whose switch runs in another part; deliveries
+// that other parts wait on over a transport other than RoCE with in-order
+// receivers (the windows end before a RoCE message's last packet can
+// arrive); routes that could close a cycle of PFC pauses (the deadlock
+// search reads the whole fabric; checked again whenever routes converge
+// after a link failed or came back, which stops the run).
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
-	switch {
-	case len(s.Topology.Failures) > 0:
-		return false, "topology.failures", "link failures reconverge the whole fabric's routes"
-	case s.Sim.Engine != "packet":
+	if s.Sim.Engine != "packet" {
 		return false, "sim.engine", "partitions split the packet engine's run"
 	}
 	ws := []Workload{s.Workload}

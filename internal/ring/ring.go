@@ -40,6 +40,9 @@ func (r *Ring[T]) PushFront(v T) {
 	r.size++
 }
 
+// Peek is the head, left in place; the ring must not be empty.
+func (r *Ring[T]) Peek() T { return r.buf[r.head] }
+
 // Pop removes and returns the head; the ring must not be empty.
 func (r *Ring[T]) Pop() T {
 	v := r.buf[r.head]

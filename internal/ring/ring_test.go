@@ -23,6 +23,9 @@ func TestRingOrderAndGrowth(t *testing.T) {
 		t.Fatalf("len %d, want %d", r.Len(), len(want))
 	}
 	for _, w := range want {
+		if got := r.Peek(); got != w {
+			t.Fatalf("peek %d, want %d", got, w)
+		}
 		if got := r.Pop(); got != w {
 			t.Fatalf("pop %d, want %d", got, w)
 		}
