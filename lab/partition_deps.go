@@ -22,17 +22,29 @@ import (
 // those parts at the window's end, where it is scheduled at its time; and
 // no window may end after such a delivery could happen: at the earliest
 // last packet of such a message on a wire into the part's hosts (RoCE
-// delivers a message in order, on its last packet), a wire's delay after
+// delivers a message in order, on its last packet; a receiver that takes
+// packets out of order may complete one on another packet, if the last
+// came before it: then on any of that message's), a wire's delay after
 // the window's start for those not on such a wire yet, and at the
 // earliest delivery taken in (or marker's earliest start) not yet run
 // that releases a marker other parts wait on (delivered that instant).
 
 // crossing is a part's share of that.
 type crossing struct {
-	relevant []bool                    // by message: another part waits on its delivery
-	owner    func(msg int32) int       // the part that sends a message
-	last     func(*fabric.Packet) bool // the packets whose arrival can deliver a message
-	into     []*fabric.Port            // the wires into this part's hosts that such packets take
+	relevant []bool              // by message: another part waits on its delivery
+	owner    func(msg int32) int // the part that sends a message
+	// With receivers that take packets out of order (outOfOrder), a
+	// message whose last packet came before the others may complete on
+	// any of them: lastOnWire holds the relevant messages whose last
+	// packet was on a wire into this part's hosts at the last window's
+	// end, straggling those whose last packet has come and that are not
+	// delivered yet (findStragglers).
+	outOfOrder bool
+	lastOnWire []int32
+	spare      []int32 // lastOnWire's other buffer
+	straggling map[int32]bool
+	stragglers int            // messages found straggling, for tests
+	into       []*fabric.Port // the wires into this part's hosts that such packets take
 	// hostDelay is the shortest of the wires into the hosts that receive
 	// such messages, in the whole fabric (−1: none).
 	hostDelay sim.Time
@@ -104,14 +116,18 @@ func (s *Sim) crossParts(k int, partOf []int) error {
 		return err
 	}
 	spec := s.Job.Spec
-	if scenario.TransportOf(spec).Name != "roce" || spec.NIC.OutOfOrder == "accept" {
-		// Only an in-order RoCE receiver delivers a message on its last
-		// packet, which is what bounds the windows.
-		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do), which parts can follow over RoCE with in-order receivers only")
+	if scenario.TransportOf(spec).Name != "roce" {
+		// A RoCE receiver completes a message on its last packet, or, out
+		// of order, on a packet of one whose last packet has come; TCP,
+		// UET and Homa may complete one on any data packet, and windows
+		// that ended at every packet into a host would run slower than
+		// one part.
+		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do), which parts follow over RoCE only: over %s any data packet may complete a message, and the windows would end at every packet into a host", scenario.TransportOf(spec).Name)
 	}
-	c := &crossing{relevant: rel, last: roce.LastOfMessage, hostDelay: -1,
-		owner:    func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) },
-		releases: make([]bool, len(rel))}
+	c := &crossing{relevant: rel, hostDelay: -1,
+		owner:      func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) },
+		releases:   make([]bool, len(rel)),
+		outOfOrder: spec.NIC.OutOfOrder == "accept", straggling: map[int32]bool{}}
 	// The hosts that receive messages other parts wait on: only the wires
 	// into them bound the windows (a scale-up domain's wires, often
 	// without delay, need not).
@@ -227,24 +243,66 @@ func (r *remoteDelivery) OnEvent(now sim.Time, msg uint64) {
 }
 
 // nextCrossing is the earliest time this part could deliver a message
-// another part waits on, among what it knows now: a last packet of one on
-// a wire into its hosts, or a delivery taken in (or a marker's earliest
-// start) not yet run that releases such a marker (−1: none).
+// another part waits on, among what it knows now: a packet on a wire into
+// its hosts that could complete one (delivers), or a delivery taken in
+// (or a marker's earliest start) not yet run that releases such a marker
+// (−1: none).
 func (s *Sim) nextCrossing() sim.Time {
 	c := s.cross
 	next := sim.Time(-1)
 	if len(c.pending) > 0 {
 		next = c.pending[0]
 	}
-	pred := func(p *fabric.Packet) bool {
-		return c.last(p) && p.Msg >= 0 && int(p.Msg) < len(c.relevant) && c.relevant[p.Msg]
+	if c.outOfOrder {
+		c.findStragglers(s.end)
 	}
 	for _, pt := range c.into {
-		if at, ok := pt.FirstOnWire(pred); ok && (next < 0 || at < next) {
+		if at, ok := pt.FirstOnWire(c.delivers); ok && (next < 0 || at < next) {
 			next = at
 		}
 	}
 	return next
+}
+
+// delivers reports whether p's arrival could complete a message another
+// part waits on: it is the message's last packet, or a packet of a
+// straggling one.
+func (c *crossing) delivers(p *fabric.Packet) bool {
+	if p.Kind != fabric.Data || p.Msg < 0 || int(p.Msg) >= len(c.relevant) || !c.relevant[p.Msg] {
+		return false
+	}
+	return roce.LastOfMessage(p) || c.outOfOrder && c.straggling[p.Msg]
+}
+
+// findStragglers, at a window's end, marks the relevant messages whose
+// last packet has come to a receiver that takes packets out of order
+// while the message is not delivered (end: this part's delivery times,
+// −1 for none): one of its other packets is still to come. A last packet
+// is on its wire into the host at some window's end before it arrives
+// (a window ends no later than such a wire's delay after it starts), so
+// one seen there at the last window's end and gone now has come.
+func (c *crossing) findStragglers(end []sim.Time) {
+	for m := range c.straggling {
+		if end[m] >= 0 {
+			delete(c.straggling, m)
+		}
+	}
+	prev, now := c.lastOnWire, c.spare[:0]
+	for _, pt := range c.into {
+		pt.FirstOnWire(func(p *fabric.Packet) bool {
+			if roce.LastOfMessage(p) && p.Msg >= 0 && int(p.Msg) < len(c.relevant) && c.relevant[p.Msg] {
+				now = append(now, p.Msg)
+			}
+			return false // every packet on the wire
+		})
+	}
+	for _, m := range prev {
+		if end[m] < 0 && !slices.Contains(now, m) && !c.straggling[m] {
+			c.straggling[m] = true
+			c.stragglers++
+		}
+	}
+	c.lastOnWire, c.spare = now, prev
 }
 
 // timeHeap is a min-heap of times.

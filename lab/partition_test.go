@@ -330,6 +330,10 @@ jobs:
 		// fabric's (1 µs), the host wires shorter.
 		{"host wires 300ns", "../examples/alltoall-dcqcn.yaml", 2, []string{"workload.algorithm=pairwise", "topology.host_link.delay=300ns"}},
 		{"a job started later", later, 3, nil},
+		// Receivers that take packets out of order, behind adaptive
+		// routing: a message whose last packet came first completes on
+		// another (a straggler).
+		{"out of order", "../examples/alltoall-dcqcn.yaml", 3, []string{"workload.algorithm=pairwise", "switch.forwarding=adaptive", "nic.out_of_order=accept"}},
 	} {
 		for _, parts := range []int{1, c.parts} {
 			f, err := scenario.LoadSets(c.file, append(c.sets, "workload.sizes.list=[1MiB]", fmt.Sprintf("sim.partitions=%d", parts)))
@@ -368,6 +372,16 @@ jobs:
 			if waited == 0 || strings.HasPrefix(c.name, "qps 4") && markers == 0 {
 				t.Fatalf("%s: %d messages waited on others, %d of them markers", c.name, waited, markers)
 			}
+			if parts > 1 && c.name == "out of order" {
+				n := 0
+				for _, o := range append([]*Sim{s}, s.others...) {
+					n += o.cross.stragglers
+				}
+				if n == 0 {
+					t.Fatalf("%s: no message's last packet came before another of its packets", c.name)
+				}
+				t.Logf("%s, %d parts: %d straggling messages", c.name, parts, n)
+			}
 			if parts > 1 && (s.cross == nil || c.name == "host wires 300ns" && s.cross.hostDelay >= s.lookahead) {
 				t.Fatalf("%s: no deliveries crossing, or host wires (%v) not shorter than the lookahead %v", c.name, s.cross != nil && s.cross.hostDelay >= 0, s.lookahead)
 			}
@@ -390,12 +404,11 @@ func TestPartitionsRefused(t *testing.T) {
 		}
 	}
 	// Deliveries that other parts wait on (a pairwise all-to-all's rank
-	// waits on its own send's) are followed over in-order RoCE only: a
-	// receiver that takes packets out of order may deliver a message on
-	// any of them. Found when the plan is built.
-	j := partJob(t, "../examples/alltoall-dcqcn.yaml", "pfc-only", 2, "workload.algorithm=pairwise", "workload.sizes.list=[1MiB]", "nic.out_of_order=accept")
-	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "in-order receivers only") {
-		t.Errorf("pairwise, receivers out of order, in parts: %v", err)
+	// waits on its own send's) are followed over RoCE only: over TCP any
+	// data packet may complete a message. Found when the plan is built.
+	j := partJob(t, "../examples/alltoall-dcqcn.yaml", "pfc-only", 2, "workload.algorithm=pairwise", "workload.sizes.list=[1MiB]", "transport.kind=dctcp")
+	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "which parts follow over RoCE only: over dctcp") {
+		t.Errorf("pairwise over DCTCP in parts: %v", err)
 	}
 	// Homa has no connections to read a followed flow from across parts.
 	j = partJob(t, "../testdata/bench/websearch-320.yaml", "", 2, "workload.duration=20us", "transport.kind=homa", "sim.telemetry.interval=10us", "sim.telemetry.flows=top 2")
