@@ -63,7 +63,10 @@ func (pt *Port) fail() {
 	}
 	if pt.remote {
 		// The frames this port put on the wire, in another part now:
-		// those still on it are lost (that part discards them).
+		// those still on it are lost (that part discards them). The
+		// failure comes before any other event at its time (the lab
+		// schedules it first), so a frame due now is still on it, there
+		// as here.
 		w := pt.net.exported[pt.ID]
 		for w.Len() > 0 {
 			if f := w.Pop(); f.at >= now {

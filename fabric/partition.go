@@ -123,5 +123,13 @@ func (pt *Port) FirstOnWire(pred func(*Packet) bool) (at sim.Time, ok bool) {
 	return 0, false
 }
 
+// EachOnWire calls f with every packet on pt's wire, in order, and when
+// it arrives at the far end.
+func (pt *Port) EachOnWire(f func(p *Packet, at sim.Time)) {
+	for p := pt.pipe.head; p != nil; p = p.next {
+		f(p, p.arrival)
+	}
+}
+
 // DeliversToHost reports whether pt's far end is a host's NIC.
 func (pt *Port) DeliversToHost() bool { return pt.Peer != nil && pt.Peer.host }

@@ -171,8 +171,8 @@ type Sim struct {
 	windowData [2]int64
 	window     bool // the snapshots are scheduled
 	// abandoned holds the messages a transport gave up on (Homa after
-	// max_resends timeouts): they never complete.
-	abandoned map[int32]bool
+	// max_resends timeouts) before they were delivered, and when.
+	abandoned map[int32]sim.Time
 	// outages are the links' failures and flaps (topology.failures).
 	outages []*linkFailure
 	// deadlock is the PFC deadlock that stopped the run (nil: none).
@@ -439,14 +439,16 @@ func (s *Sim) delivered(i int32, now sim.Time) {
 }
 
 // abandon records that the transport gave up on message i.
-func (s *Sim) abandon(i int32) {
+func (s *Sim) abandon(i int32, now sim.Time) {
 	if s.end[i] >= 0 {
 		return // delivered after all (the other side gave up late)
 	}
 	if s.abandoned == nil {
-		s.abandoned = map[int32]bool{}
+		s.abandoned = map[int32]sim.Time{}
 	}
-	s.abandoned[i] = true
+	if _, ok := s.abandoned[i]; !ok {
+		s.abandoned[i] = now
+	}
 }
 
 // sizeDists is the build's cache of size distributions (plan.SizeDists),
@@ -565,6 +567,10 @@ func (f *linkFailure) OnEvent(now sim.Time, arg uint64) {
 	}
 }
 
+// dependencyCycles is fabric's DependencyCycles, here for a test to
+// make routes that could deadlock.
+var dependencyCycles = (*fabric.Network).DependencyCycles
+
 // checkRoutesInParts stops a partitioned run whose routes, converged
 // after a link failed or came back, could close a cycle of PFC pauses:
 // no part can watch for the deadlock (it reads the whole fabric). Every
@@ -573,7 +579,7 @@ func (s *Sim) checkRoutesInParts(f *linkFailure) {
 	if s.parts <= 1 || !s.Job.Spec.Switch.PFC.Enabled {
 		return
 	}
-	if c := s.Topo.Net.DependencyCycles(); len(c) > 0 {
+	if c := dependencyCycles(s.Topo.Net); len(c) > 0 {
 		what := "failed"
 		if !f.pt.Dead() {
 			what = "came back"
@@ -617,7 +623,10 @@ func (s *Sim) applyRoutes(skipDead bool) error {
 // routes converge topology.convergence later; a link with an end comes
 // back up then, and routes converge back; a flapping link does it Count
 // times. Each outage is a record of the run (one down from the start too,
-// down at 0).
+// down at 0). Its events are scheduled before any other (messages, storms,
+// imports): each runs before every other event at its time, in one part
+// and in every part of a partitioned run, which is what lets the parts
+// agree on the frames a failure loses (fabric.Import). Keep it so.
 func (s *Sim) scheduleFailures() error {
 	fs, err := plan.Failures(s.Job.Spec, s.Topo)
 	if err != nil {

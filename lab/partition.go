@@ -380,11 +380,12 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {
 		return t, nil
 	}
-	// A message's sender and receiver may both give up, in their parts,
-	// or one give up on what the other part delivered after all.
+	// A message's sender and receiver may both give up, in their parts;
+	// one side gives up on a message before the other part delivers it,
+	// or after (which one part would not count).
 	for _, o := range sims {
-		for i := range o.abandoned {
-			if t.End[i] < 0 {
+		for i, at := range o.abandoned {
+			if t.End[i] < 0 || t.End[i] > at {
 				if t.Abandoned == nil {
 					t.Abandoned = map[int32]bool{}
 				}

@@ -34,17 +34,21 @@ type crossing struct {
 	relevant []bool              // by message: another part waits on its delivery
 	owner    func(msg int32) int // the part that sends a message
 	// With receivers that take packets out of order (outOfOrder), a
-	// message whose last packet came before the others may complete on
-	// any of them: lastOnWire holds the relevant messages whose last
-	// packet was on a wire into this part's hosts at the last window's
-	// end, straggling those whose last packet has come and that are not
-	// delivered yet (findStragglers).
-	outOfOrder bool
-	lastOnWire []int32
-	spare      []int32 // lastOnWire's other buffer
-	straggling map[int32]bool
-	stragglers int            // messages found straggling, for tests
-	into       []*fabric.Port // the wires into this part's hosts that such packets take
+	// message whose last packet came before others may complete on any
+	// packet of its queue pair (the receiver completes a queue pair's
+	// messages in order, so one may wait on an earlier message's
+	// packet): lastOnWire holds the last packets of relevant messages on
+	// the wires into this part's hosts at the last window's end;
+	// straggling the relevant messages whose last packet has come and
+	// that are not delivered yet, with their queue pairs, and
+	// stragglingQPs how many each queue pair has (findStragglers).
+	outOfOrder    bool
+	lastOnWire    []lastPacket
+	spare         []lastPacket // lastOnWire's other buffer
+	straggling    map[int32]queuePair
+	stragglingQPs map[queuePair]int
+	stragglers    int            // messages found straggling, for tests
+	into          []*fabric.Port // the wires into this part's hosts that such packets take
 	// hostDelay is the shortest of the wires into the hosts that receive
 	// such messages, in the whole fabric (−1: none).
 	hostDelay sim.Time
@@ -127,7 +131,7 @@ func (s *Sim) crossParts(k int, partOf []int) error {
 	c := &crossing{relevant: rel, hostDelay: -1,
 		owner:      func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) },
 		releases:   make([]bool, len(rel)),
-		outOfOrder: spec.NIC.OutOfOrder == "accept", straggling: map[int32]bool{}}
+		outOfOrder: spec.NIC.OutOfOrder == "accept", straggling: map[int32]queuePair{}, stragglingQPs: map[queuePair]int{}}
 	// The hosts that receive messages other parts wait on: only the wires
 	// into them bound the windows (a scale-up domain's wires, often
 	// without delay, need not).
@@ -254,7 +258,7 @@ func (s *Sim) nextCrossing() sim.Time {
 		next = c.pending[0]
 	}
 	if c.outOfOrder {
-		c.findStragglers(s.end)
+		c.findStragglers(s.end, s.Sched.Now())
 	}
 	for _, pt := range c.into {
 		if at, ok := pt.FirstOnWire(c.delivers); ok && (next < 0 || at < next) {
@@ -265,44 +269,71 @@ func (s *Sim) nextCrossing() sim.Time {
 }
 
 // delivers reports whether p's arrival could complete a message another
-// part waits on: it is the message's last packet, or a packet of a
-// straggling one.
+// part waits on: it is the message's last packet, or a packet on the
+// queue pair of a straggling one.
 func (c *crossing) delivers(p *fabric.Packet) bool {
-	if p.Kind != fabric.Data || p.Msg < 0 || int(p.Msg) >= len(c.relevant) || !c.relevant[p.Msg] {
+	if p.Kind != fabric.Data {
 		return false
 	}
-	return roce.LastOfMessage(p) || c.outOfOrder && c.straggling[p.Msg]
+	if c.outOfOrder && c.stragglingQPs[queuePair{p.Dst, p.DstQP}] > 0 {
+		return true
+	}
+	return roce.LastOfMessage(p) && c.relevantPacket(p)
 }
 
-// findStragglers, at a window's end, marks the relevant messages whose
-// last packet has come to a receiver that takes packets out of order
-// while the message is not delivered (end: this part's delivery times,
-// −1 for none): one of its other packets is still to come. A last packet
-// is on its wire into the host at some window's end before it arrives
-// (a window ends no later than such a wire's delay after it starts), so
-// one seen there at the last window's end and gone now has come.
-func (c *crossing) findStragglers(end []sim.Time) {
-	for m := range c.straggling {
+// relevantPacket reports whether p belongs to a message another part
+// waits on.
+func (c *crossing) relevantPacket(p *fabric.Packet) bool {
+	return p.Msg >= 0 && int(p.Msg) < len(c.relevant) && c.relevant[p.Msg]
+}
+
+// queuePair is a queue pair as its packets name it at the receiver: the
+// receiving host and its number for it (the sender's number is the UDP
+// source port, which an entropy planner may change).
+type queuePair struct{ host, qp int32 }
+
+// lastPacket is a relevant message's last packet seen on a wire into a
+// host: its queue pair and when it arrives.
+type lastPacket struct {
+	msg int32
+	qp  queuePair
+	at  sim.Time
+}
+
+// findStragglers, at a window's end (now), marks the relevant messages
+// whose last packet has come to a receiver that takes packets out of
+// order while the message is not delivered (end: this part's delivery
+// times, −1 for none): a packet of it, or of an earlier message of its
+// queue pair, is still to come. A last packet is on its wire into the
+// host at some window's end before it arrives (a window ends no later
+// than such a wire's delay after it starts), so each is seen there, with
+// its arrival, and has come by a later window's end past that time
+// (even if a copy resent is on the wire then).
+func (c *crossing) findStragglers(end []sim.Time, now sim.Time) {
+	for m, qp := range c.straggling {
 		if end[m] >= 0 {
 			delete(c.straggling, m)
+			if c.stragglingQPs[qp]--; c.stragglingQPs[qp] == 0 {
+				delete(c.stragglingQPs, qp)
+			}
 		}
 	}
-	prev, now := c.lastOnWire, c.spare[:0]
+	prev, seen := c.lastOnWire, c.spare[:0]
 	for _, pt := range c.into {
-		pt.FirstOnWire(func(p *fabric.Packet) bool {
-			if roce.LastOfMessage(p) && p.Msg >= 0 && int(p.Msg) < len(c.relevant) && c.relevant[p.Msg] {
-				now = append(now, p.Msg)
+		pt.EachOnWire(func(p *fabric.Packet, at sim.Time) {
+			if roce.LastOfMessage(p) && c.relevantPacket(p) {
+				seen = append(seen, lastPacket{p.Msg, queuePair{p.Dst, p.DstQP}, at})
 			}
-			return false // every packet on the wire
 		})
 	}
-	for _, m := range prev {
-		if end[m] < 0 && !slices.Contains(now, m) && !c.straggling[m] {
-			c.straggling[m] = true
+	for _, l := range prev {
+		if _, ok := c.straggling[l.msg]; !ok && l.at <= now && end[l.msg] < 0 {
+			c.straggling[l.msg] = l.qp
+			c.stragglingQPs[l.qp]++
 			c.stragglers++
 		}
 	}
-	c.lastOnWire, c.spare = now, prev
+	c.lastOnWire, c.spare = seen, prev
 }
 
 // timeHeap is a min-heap of times.

@@ -74,7 +74,7 @@ func newHomaLayer(s *Sim, net *fabric.Network, delivered func(int32, sim.Time)) 
 	}
 	t := homa.New(net, homa.Config{Params: p, Overhead: int32(spec.NIC.Overhead)})
 	t.OnDelivered = delivered
-	t.OnAbandoned = func(msg int32, _ sim.Time, _ bool) { s.abandon(msg) }
+	t.OnAbandoned = func(msg int32, now sim.Time, _ bool) { s.abandon(msg, now) }
 	return &homaLayer{t: t}, nil
 }
 

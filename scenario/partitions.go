@@ -1,6 +1,15 @@
 package scenario
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
+
+// partitionedTransports are the transports whose NICs a partitioned run
+// can split: each part runs the hosts it owns, and whatever a transport
+// reaches across to the other end (TCP's framing) crosses between parts
+// (lab/partition_framing.go). A new transport joins once checked.
+var partitionedTransports = []string{"roce", "uet", "dctcp", "tcp", "homa"}
 
 // MaxPartitions bounds sim.partitions.
 const MaxPartitions = 64
@@ -10,15 +19,19 @@ const MaxPartitions = 64
 // sees only its own switches and hosts, so whatever reads across the
 // fabric at once is refused: any-to-any writes (each waits on the one
 // before it, delivered elsewhere). When the plan is built, more is
-// refused: a storming host whose switch runs in another part; deliveries
-// that other parts wait on over a transport other than RoCE (the windows
-// end before a RoCE message's last packet, or a packet of one whose last
-// packet came first, can arrive); routes that could close a cycle of PFC pauses (the deadlock
-// search reads the whole fabric; checked again whenever routes converge
-// after a link failed or came back, which stops the run).
+// refused: a storming host whose switch runs in another part; followed
+// flows over Homa; deliveries that other parts wait on over a transport
+// other than RoCE (the windows end before a RoCE message's last packet,
+// or a packet of one whose last packet came first, can arrive); routes
+// that could close a cycle of PFC pauses (the deadlock search reads the
+// whole fabric; checked again whenever routes converge after a link
+// failed or came back, which stops the run).
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
-	if s.Sim.Engine != "packet" {
+	switch {
+	case s.Sim.Engine != "packet":
 		return false, "sim.engine", "partitions split the packet engine's run"
+	case !slices.Contains(partitionedTransports, s.Transport.Kind):
+		return false, "transport.kind", s.Transport.Kind + ": not checked for partitioned runs yet"
 	}
 	ws := []Workload{s.Workload}
 	for _, j := range s.Jobs {
