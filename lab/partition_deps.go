@@ -10,7 +10,9 @@ import (
 	"fabriclab/fabric"
 	"fabriclab/scenario"
 	"fabriclab/sim"
+	"fabriclab/transport/homa"
 	"fabriclab/transport/roce"
+	"fabriclab/transport/uet"
 	"fabriclab/workload"
 )
 
@@ -21,10 +23,11 @@ import (
 // part that delivers it sends the delivery (its message and time) to
 // those parts at the window's end, where it is scheduled at its time; and
 // no window may end after such a delivery could happen: at the earliest
-// last packet of such a message on a wire into the part's hosts (RoCE
-// delivers a message in order, on its last packet; a receiver that takes
-// packets out of order may complete one on another packet, if the last
-// came before it: then on any of that message's), a wire's delay after
+// last packet of such a message on a wire into the part's hosts (an
+// in-order RoCE receiver delivers a message on its last packet; one that
+// takes packets out of order, and UET's and Homa's, may complete one on
+// another packet if the last came before it: then on any packet of that
+// message, or of its queue pair for RoCE), a wire's delay after
 // the window's start for those not on such a wire yet, and at the
 // earliest delivery taken in (or marker's earliest start) not yet run
 // that releases a marker other parts wait on (delivered that instant).
@@ -33,22 +36,27 @@ import (
 type crossing struct {
 	relevant []bool              // by message: another part waits on its delivery
 	owner    func(msg int32) int // the part that sends a message
+	// last is the transport's last packet of a message, which the
+	// receiver needs before it can complete the message.
+	last func(*fabric.Packet) bool
 	// With receivers that take packets out of order (outOfOrder), a
-	// message whose last packet came before others may complete on any
-	// packet of its queue pair (the receiver completes a queue pair's
-	// messages in order, so one may wait on an earlier message's
-	// packet): lastOnWire holds the last packets of relevant messages on
-	// the wires into this part's hosts at the last window's end;
-	// straggling the relevant messages whose last packet has come and
-	// that are not delivered yet, with their queue pairs, and
-	// stragglingQPs how many each queue pair has (findStragglers).
-	outOfOrder    bool
-	lastOnWire    []lastPacket
-	spare         []lastPacket // lastOnWire's other buffer
-	straggling    map[int32]queuePair
-	stragglingQPs map[queuePair]int
-	stragglers    int            // messages found straggling, for tests
-	into          []*fabric.Port // the wires into this part's hosts that such packets take
+	// message whose last packet came before others completes on another:
+	// one of its own, or for RoCE one of its queue pair's (the receiver
+	// completes a queue pair's messages in order). hold is what a
+	// straggling message waits on, as its packets name it. lastOnWire
+	// holds the last packets of relevant messages on the wires into this
+	// part's hosts at the last window's end; straggling the relevant
+	// messages whose last packet has come and that are not delivered
+	// yet, with what they wait on, and stragglingOn how many wait on
+	// each (findStragglers).
+	hold         func(*fabric.Packet) holdKey
+	outOfOrder   bool
+	lastOnWire   []lastPacket
+	spare        []lastPacket // lastOnWire's other buffer
+	straggling   map[int32]holdKey
+	stragglingOn map[holdKey]int
+	stragglers   int            // messages found straggling, for tests
+	into         []*fabric.Port // the wires into this part's hosts that such packets take
 	// hostDelay is the shortest of the wires into the hosts that receive
 	// such messages, in the whole fabric (−1: none).
 	hostDelay sim.Time
@@ -120,18 +128,25 @@ func (s *Sim) crossParts(k int, partOf []int) error {
 		return err
 	}
 	spec := s.Job.Spec
-	if scenario.TransportOf(spec).Name != "roce" {
-		// A RoCE receiver completes a message on its last packet, or, out
-		// of order, on a packet of one whose last packet has come; TCP,
-		// UET and Homa may complete one on any data packet, and windows
-		// that ended at every packet into a host would run slower than
-		// one part.
-		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do), which parts follow over RoCE only: over %s any data packet may complete a message, and the windows would end at every packet into a host", scenario.TransportOf(spec).Name)
-	}
 	c := &crossing{relevant: rel, hostDelay: -1,
-		owner:      func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) },
-		releases:   make([]bool, len(rel)),
-		outOfOrder: spec.NIC.OutOfOrder == "accept", straggling: map[int32]queuePair{}, stragglingQPs: map[queuePair]int{}}
+		owner:    func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) },
+		releases: make([]bool, len(rel)), straggling: map[int32]holdKey{}, stragglingOn: map[holdKey]int{}}
+	byMessage := func(p *fabric.Packet) holdKey { return holdKey{-1, p.Msg} }
+	switch kind := scenario.TransportOf(spec).Name; kind {
+	case "roce":
+		c.last, c.outOfOrder = roce.LastOfMessage, spec.NIC.OutOfOrder == "accept"
+		c.hold = func(p *fabric.Packet) holdKey { return holdKey{p.Dst, p.DstQP} }
+	case "uet":
+		c.last, c.outOfOrder, c.hold = uet.LastOfMessage, true, byMessage
+	case "homa":
+		c.last, c.outOfOrder, c.hold = homa.LastOfMessage, true, byMessage
+	default:
+		// A TCP segment that fills a hole completes the messages behind
+		// it, whichever packet was their last: any data packet could, and
+		// windows that ended at every packet into a host would run
+		// slower than one part.
+		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do), which parts follow over RoCE, UET and Homa: over %s any data packet may complete a message, and the windows would end at every packet into a host", kind)
+	}
 	// The hosts that receive messages other parts wait on: only the wires
 	// into them bound the windows (a scale-up domain's wires, often
 	// without delay, need not).
@@ -275,10 +290,10 @@ func (c *crossing) delivers(p *fabric.Packet) bool {
 	if p.Kind != fabric.Data {
 		return false
 	}
-	if c.outOfOrder && c.stragglingQPs[queuePair{p.Dst, p.DstQP}] > 0 {
+	if c.outOfOrder && len(c.stragglingOn) > 0 && c.stragglingOn[c.hold(p)] > 0 {
 		return true
 	}
-	return roce.LastOfMessage(p) && c.relevantPacket(p)
+	return c.last(p) && c.relevantPacket(p)
 }
 
 // relevantPacket reports whether p belongs to a message another part
@@ -287,16 +302,18 @@ func (c *crossing) relevantPacket(p *fabric.Packet) bool {
 	return p.Msg >= 0 && int(p.Msg) < len(c.relevant) && c.relevant[p.Msg]
 }
 
-// queuePair is a queue pair as its packets name it at the receiver: the
-// receiving host and its number for it (the sender's number is the UDP
-// source port, which an entropy planner may change).
-type queuePair struct{ host, qp int32 }
+// holdKey is what a straggling message waits on, as its packets name it:
+// for RoCE its queue pair at the receiver (the receiving host and its
+// number for it; the sender's is the UDP source port, which an entropy
+// planner may change), for UET and Homa the message itself (host −1, id
+// its number).
+type holdKey struct{ host, id int32 }
 
 // lastPacket is a relevant message's last packet seen on a wire into a
 // host: its queue pair and when it arrives.
 type lastPacket struct {
 	msg int32
-	qp  queuePair
+	qp  holdKey
 	at  sim.Time
 }
 
@@ -313,23 +330,23 @@ func (c *crossing) findStragglers(end []sim.Time, now sim.Time) {
 	for m, qp := range c.straggling {
 		if end[m] >= 0 {
 			delete(c.straggling, m)
-			if c.stragglingQPs[qp]--; c.stragglingQPs[qp] == 0 {
-				delete(c.stragglingQPs, qp)
+			if c.stragglingOn[qp]--; c.stragglingOn[qp] == 0 {
+				delete(c.stragglingOn, qp)
 			}
 		}
 	}
 	prev, seen := c.lastOnWire, c.spare[:0]
 	for _, pt := range c.into {
 		pt.EachOnWire(func(p *fabric.Packet, at sim.Time) {
-			if roce.LastOfMessage(p) && c.relevantPacket(p) {
-				seen = append(seen, lastPacket{p.Msg, queuePair{p.Dst, p.DstQP}, at})
+			if c.last(p) && c.relevantPacket(p) {
+				seen = append(seen, lastPacket{p.Msg, c.hold(p), at})
 			}
 		})
 	}
 	for _, l := range prev {
 		if _, ok := c.straggling[l.msg]; !ok && l.at <= now && end[l.msg] < 0 {
 			c.straggling[l.msg] = l.qp
-			c.stragglingQPs[l.qp]++
+			c.stragglingOn[l.qp]++
 			c.stragglers++
 		}
 	}

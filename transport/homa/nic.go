@@ -411,3 +411,11 @@ func (n *NIC) after(now sim.Time) {
 // deadline that moved later is left to the pending event, which finds
 // nothing due, and re-arms.
 func (n *NIC) arm(sim.Time) { n.timer.Arm(n.Net.Sched, n.ep.NextDeadline(), n, 0) }
+
+// LastOfMessage reports whether p is a DATA packet that ends its message
+// (its offset plus bytes is the message's length): the receiver completes
+// a message only once it has come, on it or, if it came before others, on
+// the last of those (a partitioned run bounds its windows by them).
+func LastOfMessage(p *fabric.Packet) bool {
+	return p.Kind == fabric.Data && p.PSN+int64(p.Hdr[2]) == int64(p.Hdr[1])
+}

@@ -470,3 +470,20 @@ func TestFabricPingPongFromTheDeliveryCallback(t *testing.T) {
 		t.Fatalf("last leg at %v, want %v", times[legs-1], want)
 	}
 }
+
+// A DATA packet ends its message when its offset plus bytes is the
+// message's length (as the NIC encodes them: PSN, Hdr[2], Hdr[1]).
+func TestLastOfMessage(t *testing.T) {
+	n := &NIC{t: &Transport{cfg: Config{Overhead: 82}}}
+	for _, c := range []struct {
+		offset, bytes, length units.Size
+		kind                  Kind
+		want                  bool
+	}{{0, 1, 1, Data, true}, {8000, 2000, 10000, Data, true}, {0, 8000, 10000, Data, false}, {8000, 2000, 10000, Grant, false}} {
+		p := &fabric.Packet{}
+		n.encode(p, &Packet{Kind: c.kind, Offset: c.offset, Bytes: c.bytes, Length: c.length})
+		if got := LastOfMessage(p); got != c.want {
+			t.Errorf("%+v: %v", c, got)
+		}
+	}
+}

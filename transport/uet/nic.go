@@ -307,3 +307,11 @@ func (n *NIC) credit(r *recvConn) int64 {
 	share := max(r.share/max(n.busy, 1), 1)
 	return r.maxSeen + share
 }
+
+// LastOfMessage reports whether p is the last data packet of its message
+// (its highest PSN): the receiver completes a message only once it has
+// come, on it or, if it came before others, on the last of those (a
+// partitioned run bounds its windows by them).
+func LastOfMessage(p *fabric.Packet) bool {
+	return p.Kind == fabric.Data && p.PSN == int64(p.Hdr[1])+int64(p.Hdr[2])-1
+}

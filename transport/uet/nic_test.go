@@ -66,3 +66,20 @@ func TestSprayReordersWithoutResends(t *testing.T) {
 		t.Errorf("%d resends, %d timeouts", c.Retransmits, c.Timeouts)
 	}
 }
+
+// A message's last packet is its highest PSN (Hdr[1] the first, Hdr[2]
+// the count, as the NIC writes them); trimmed or not, it is data.
+func TestLastOfMessage(t *testing.T) {
+	for _, c := range []struct {
+		psn, first, packets int64
+		kind                fabric.Kind
+		want                bool
+	}{{10, 10, 1, fabric.Data, true}, {12, 10, 3, fabric.Data, true}, {11, 10, 3, fabric.Data, false},
+		{10, 10, 3, fabric.Data, false}, {12, 10, 3, fabric.Ack, false}} {
+		p := &fabric.Packet{Kind: c.kind, PSN: c.psn}
+		p.Hdr[1], p.Hdr[2] = uint64(c.first), uint64(c.packets)
+		if got := LastOfMessage(p); got != c.want {
+			t.Errorf("%+v: %v", c, got)
+		}
+	}
+}
