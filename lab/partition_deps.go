@@ -284,8 +284,8 @@ func (s *Sim) nextCrossing() sim.Time {
 }
 
 // delivers reports whether p's arrival could complete a message another
-// part waits on: it is the message's last packet, or a packet on the
-// queue pair of a straggling one.
+// part waits on: it is the message's last packet, or a packet a
+// straggling one waits on (hold).
 func (c *crossing) delivers(p *fabric.Packet) bool {
 	if p.Kind != fabric.Data {
 		return false
@@ -310,11 +310,11 @@ func (c *crossing) relevantPacket(p *fabric.Packet) bool {
 type holdKey struct{ host, id int32 }
 
 // lastPacket is a relevant message's last packet seen on a wire into a
-// host: its queue pair and when it arrives.
+// host: what its message would wait on, straggling, and when it arrives.
 type lastPacket struct {
-	msg int32
-	qp  holdKey
-	at  sim.Time
+	msg  int32
+	hold holdKey
+	at   sim.Time
 }
 
 // findStragglers, at a window's end (now), marks the relevant messages
@@ -327,11 +327,11 @@ type lastPacket struct {
 // its arrival, and has come by a later window's end past that time
 // (even if a copy resent is on the wire then).
 func (c *crossing) findStragglers(end []sim.Time, now sim.Time) {
-	for m, qp := range c.straggling {
+	for m, h := range c.straggling {
 		if end[m] >= 0 {
 			delete(c.straggling, m)
-			if c.stragglingOn[qp]--; c.stragglingOn[qp] == 0 {
-				delete(c.stragglingOn, qp)
+			if c.stragglingOn[h]--; c.stragglingOn[h] == 0 {
+				delete(c.stragglingOn, h)
 			}
 		}
 	}
@@ -345,8 +345,8 @@ func (c *crossing) findStragglers(end []sim.Time, now sim.Time) {
 	}
 	for _, l := range prev {
 		if _, ok := c.straggling[l.msg]; !ok && l.at <= now && end[l.msg] < 0 {
-			c.straggling[l.msg] = l.qp
-			c.stragglingOn[l.qp]++
+			c.straggling[l.msg] = l.hold
+			c.stragglingOn[l.hold]++
 			c.stragglers++
 		}
 	}
