@@ -36,9 +36,13 @@ import (
 type crossing struct {
 	relevant []bool              // by message: another part waits on its delivery
 	owner    func(msg int32) int // the part that sends a message
-	// last is the transport's last packet of a message, which the
-	// receiver needs before it can complete the message.
-	last func(*fabric.Packet) bool
+	// last names the relevant message p is the last packet of (ok
+	// false: none): the receiver needs it before it can complete the
+	// message. Over TCP it is the segment that carries the message's
+	// last byte, found from where the message ends in its stream (ends,
+	// by connection at the receiver, in stream order).
+	last func(p *fabric.Packet) (msg int32, ok bool)
+	ends map[holdKey][]streamEnd
 	// With receivers that take packets out of order (outOfOrder), a
 	// message whose last packet came before others completes on another:
 	// one of its own, or for RoCE one of its queue pair's (the receiver
@@ -131,21 +135,25 @@ func (s *Sim) crossParts(k int, partOf []int) error {
 	c := &crossing{relevant: rel, hostDelay: -1,
 		owner:    func(m int32) int { return hostPart(s.DAG.Msgs[m].Src) },
 		releases: make([]bool, len(rel)), straggling: map[int32]holdKey{}, stragglingOn: map[holdKey]int{}}
+	lastOf := func(last func(*fabric.Packet) bool) func(*fabric.Packet) (int32, bool) {
+		return func(p *fabric.Packet) (int32, bool) { return p.Msg, last(p) && c.relevantPacket(p) }
+	}
 	byMessage := func(p *fabric.Packet) holdKey { return holdKey{-1, p.Msg} }
+	byConnection := func(p *fabric.Packet) holdKey { return holdKey{p.Dst, p.DstQP} }
 	switch kind := scenario.TransportOf(spec).Name; kind {
 	case "roce":
-		c.last, c.outOfOrder = roce.LastOfMessage, spec.NIC.OutOfOrder == "accept"
-		c.hold = func(p *fabric.Packet) holdKey { return holdKey{p.Dst, p.DstQP} }
+		c.last, c.outOfOrder, c.hold = lastOf(roce.LastOfMessage), spec.NIC.OutOfOrder == "accept", byConnection
 	case "uet":
-		c.last, c.outOfOrder, c.hold = uet.LastOfMessage, true, byMessage
+		c.last, c.outOfOrder, c.hold = lastOf(uet.LastOfMessage), true, byMessage
 	case "homa":
-		c.last, c.outOfOrder, c.hold = homa.LastOfMessage, true, byMessage
+		c.last, c.outOfOrder, c.hold = lastOf(homa.LastOfMessage), true, byMessage
+	case "dctcp", "tcp":
+		// A segment that fills a hole completes the messages behind it,
+		// whichever segment carried their last bytes: a connection's.
+		c.ends = map[holdKey][]streamEnd{}
+		c.last, c.outOfOrder, c.hold = func(p *fabric.Packet) (int32, bool) { return c.lastSegment(p, s.end) }, true, byConnection
 	default:
-		// A TCP segment that fills a hole completes the messages behind
-		// it, whichever packet was their last: any data packet could, and
-		// windows that ended at every packet into a host would run
-		// slower than one part.
-		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do), which parts follow over RoCE, UET and Homa: over %s any data packet may complete a message, and the windows would end at every packet into a host", kind)
+		return fmt.Errorf("messages wait on deliveries in other parts (a rank waits on its own sends' delivery, as pairwise all-to-all and collectives of several iterations do), which parts do not follow over %s", kind)
 	}
 	// The hosts that receive messages other parts wait on: only the wires
 	// into them bound the windows (a scale-up domain's wires, often
@@ -293,7 +301,46 @@ func (c *crossing) delivers(p *fabric.Packet) bool {
 	if c.outOfOrder && len(c.stragglingOn) > 0 && c.stragglingOn[c.hold(p)] > 0 {
 		return true
 	}
-	return c.last(p) && c.relevantPacket(p)
+	_, ok := c.last(p)
+	return ok
+}
+
+// streamEnd is where a relevant message ends in its TCP stream.
+type streamEnd struct {
+	msg int32
+	end int64
+}
+
+// lastSegment names the last relevant message whose last byte segment p
+// carries (end: this part's delivery times, to drop the delivered ones,
+// which come first: a stream delivers in order).
+func (c *crossing) lastSegment(p *fabric.Packet, end []sim.Time) (int32, bool) {
+	if p.Kind != fabric.Data {
+		return -1, false
+	}
+	k := holdKey{p.Dst, p.DstQP}
+	ends := c.ends[k]
+	if len(ends) == 0 {
+		return -1, false
+	}
+	for len(ends) > 0 && end[ends[0].msg] >= 0 {
+		ends = ends[1:]
+	}
+	if len(ends) == 0 {
+		delete(c.ends, k)
+		return -1, false
+	}
+	c.ends[k] = ends
+	msg, ok := int32(-1), false
+	for _, e := range ends {
+		if e.end > p.PSN+int64(p.Payload) {
+			break
+		}
+		if e.end > p.PSN {
+			msg, ok = e.msg, true
+		}
+	}
+	return msg, ok
 }
 
 // relevantPacket reports whether p belongs to a message another part
@@ -338,8 +385,8 @@ func (c *crossing) findStragglers(end []sim.Time, now sim.Time) {
 	prev, seen := c.lastOnWire, c.spare[:0]
 	for _, pt := range c.into {
 		pt.EachOnWire(func(p *fabric.Packet, at sim.Time) {
-			if c.last(p) && c.relevantPacket(p) {
-				seen = append(seen, lastPacket{p.Msg, c.hold(p), at})
+			if m, ok := c.last(p); ok {
+				seen = append(seen, lastPacket{m, c.hold(p), at})
 			}
 		})
 	}

@@ -17,6 +17,7 @@ type framer interface {
 	frames() bool
 	postSend(conn, msg int32, bytes int64) // the sender's half of post
 	expect(conn, msg int32, bytes int64)   // the receiver's half
+	framed(conn int32) int64               // where the receiver's stream ends
 }
 
 // crossFraming is message msg of bytes on connection conn, for the
@@ -39,6 +40,7 @@ func (s *Sim) post(i int32, m *workload.Message) {
 		return
 	}
 	s.tr.post(conn, i, int(m.Src), int(m.Dst), m.Bytes)
+	s.framedHere(conn, i)
 }
 
 // takeFraming takes in, as part k, the framing the other parts sent it,
@@ -48,7 +50,22 @@ func (s *Sim) takeFraming(k int, sims []*Sim) {
 		for _, r := range o.framing {
 			if r.to == k {
 				s.framer.expect(r.conn, r.msg, r.bytes)
+				s.framedHere(r.conn, r.msg)
 			}
 		}
 	}
+}
+
+// framedHere notes, in the part of message i's receiver, where i ends in
+// its connection's stream, when another part waits on its delivery: the
+// segment that carries that byte is the message's last (partition_deps.go).
+func (s *Sim) framedHere(conn, i int32) {
+	c := s.cross
+	if c == nil || c.ends == nil || !c.relevant[i] {
+		return
+	}
+	m := &s.DAG.Msgs[i]
+	_, dst, _, dqp := s.tr.tuple(conn, i, int(m.Src), int(m.Dst))
+	k := holdKey{dst, dqp}
+	c.ends[k] = append(c.ends[k], streamEnd{msg: i, end: s.framer.framed(conn)})
 }

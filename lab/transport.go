@@ -157,6 +157,7 @@ func (l *connLayer[C]) post(conn, msg int32, _, _ int, bytes int64) {
 type framedPost[C any] interface {
 	Submit(c C, msg int32, bytes int64)
 	Expect(c C, msg int32, bytes int64)
+	Framed(c C) int64
 }
 
 // frames reports whether the transport's post frames the message at the
@@ -177,6 +178,12 @@ func (l *connLayer[C]) postSend(conn, msg int32, bytes int64) {
 // expect is post's receiving half (frames).
 func (l *connLayer[C]) expect(conn, msg int32, bytes int64) {
 	l.t.(framedPost[C]).Expect(l.conns[conn], msg, bytes)
+}
+
+// framed is where the last message framed at conn's receiver ends in
+// its stream (frames).
+func (l *connLayer[C]) framed(conn int32) int64 {
+	return l.t.(framedPost[C]).Framed(l.conns[conn])
 }
 
 func (l *connLayer[C]) tuple(conn, _ int32, _, _ int) (s, d, sqp, dqp int32) {

@@ -20,13 +20,9 @@ const MaxPartitions = 64
 // fabric at once is refused: any-to-any writes (each waits on the one
 // before it, delivered elsewhere). When the plan is built, more is
 // refused: a storming host whose switch runs in another part; followed
-// flows over Homa; deliveries that other parts wait on over TCP (the
-// windows end before a RoCE, UET or Homa message's last packet, or a
-// packet of one whose last packet came first, can arrive; a TCP segment
-// may complete messages whose last packets came long before); routes
-// that could close a cycle of PFC pauses (the deadlock search reads the
-// whole fabric; checked again whenever routes converge after a link
-// failed or came back, which stops the run).
+// flows over Homa; routes that could close a cycle of PFC pauses (the
+// deadlock search reads the whole fabric; checked again whenever routes
+// converge after a link failed or came back, which stops the run).
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {
 	case s.Sim.Engine != "packet":

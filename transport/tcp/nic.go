@@ -192,6 +192,10 @@ func (t *Transport) Expect(c Conn, msg int32, bytes int64) {
 	t.Receiver(c).Expect(uint64(uint32(msg)), units.Size(max(bytes, 1)))
 }
 
+// Framed is the length of c's stream as its receiver knows it: where the
+// last message it expects ends.
+func (t *Transport) Framed(c Conn) int64 { return int64(t.Receiver(c).Total()) }
+
 // Sender and Receiver expose c's state machines (read-only use: tests,
 // diagnostics, per-connection progress such as Receiver(c).Received()).
 func (t *Transport) Sender(c Conn) *Sender { return t.NICs[c.Src].send[c.idx].s }

@@ -271,6 +271,12 @@ func (s *Sender) OnAck(now sim.Time, a Ack) {
 	}
 	s.una = a.Ack
 	s.nxt = max(s.nxt, s.una) // an ACK beyond nxt after go-back-N
+	if s.rtxAt >= 0 && s.rtxAt < s.una {
+		// The fast retransmission not sent yet is acknowledged already
+		// (reordered segments made the duplicate ACKs): never resend
+		// below una (a partial ACK below sets the next hole again).
+		s.rtxAt = -1
+	}
 	s.dupAcks = 0
 	s.Counts.BytesAcked += newly
 	s.ackMessages(now)

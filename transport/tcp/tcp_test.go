@@ -214,6 +214,37 @@ func TestFastRetransmitOnThirdDuplicateAck(t *testing.T) {
 	}
 }
 
+// Segment 2 of 10 comes late (reordered, not lost): the three duplicate
+// ACKs set up a fast retransmission of it, but the ACK for everything
+// arrives before the sender sends it. The retransmission is dropped: the
+// sender never resends below una (it once did, and with every message
+// acknowledged it looked its message up in an empty list).
+func TestAcknowledgedFastRetransmissionIsNotSent(t *testing.T) {
+	s := NewSender(params(DCTCP))
+	r := NewReceiver(1, 0)
+	s.Submit(0, 1, 10000)
+	segs := flight(s, 0)
+	var acks []Ack
+	for i, seg := range append(append(segs[:1:1], segs[2:]...), segs[1]) { // 2 last
+		acks = r.OnSegment(1, seg, acks[:0])
+		for _, a := range acks {
+			s.OnAck(2, a)
+		}
+		if i == 4 && (s.Counts.FastRetransmits != 1 || !s.HasSegment()) {
+			t.Fatalf("after 3 dup ACKs: %d fast retransmits, a segment pending %v", s.Counts.FastRetransmits, s.HasSegment())
+		}
+	}
+	if s.Acked() != 10000 || s.HasSegment() {
+		t.Fatalf("acknowledged %d, a segment pending %v", s.Acked(), s.HasSegment())
+	}
+	if seg, ok := s.NextSegment(3); ok {
+		t.Fatalf("sent %+v below una", seg)
+	}
+	if got := s.TakeAcked(nil); !reflect.DeepEqual(got, []Done{{ID: 1, At: 2}}) {
+		t.Fatalf("acked %+v", got)
+	}
+}
+
 // RFC 6298: the timer fires InitRTO after the first send; each expiry
 // resets cwnd to 1 MSS, resends from the first unacknowledged byte and
 // doubles RTO, up to MaxRTO. A fresh RTT sample ends the backoff:
