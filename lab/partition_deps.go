@@ -24,10 +24,13 @@ import (
 // those parts at the window's end, where it is scheduled at its time; and
 // no window may end after such a delivery could happen: at the earliest
 // last packet of such a message on a wire into the part's hosts (an
-// in-order RoCE receiver delivers a message on its last packet; one that
-// takes packets out of order, and UET's and Homa's, may complete one on
+// in-order RoCE receiver delivers a message on its last packet, a TCP
+// receiver on the segment that carries its last byte; one that takes
+// packets out of order, and UET's and Homa's, may complete one on
 // another packet if the last came before it: then on any packet of that
-// message, or of its queue pair for RoCE), a wire's delay after
+// message, of its RoCE queue pair, or of its TCP connection, where a
+// segment that fills a hole completes the messages after it), a wire's
+// delay after
 // the window's start for those not on such a wire yet, and at the
 // earliest delivery taken in (or marker's earliest start) not yet run
 // that releases a marker other parts wait on (delivered that instant).
@@ -45,8 +48,9 @@ type crossing struct {
 	ends map[holdKey][]streamEnd
 	// With receivers that take packets out of order (outOfOrder), a
 	// message whose last packet came before others completes on another:
-	// one of its own, or for RoCE one of its queue pair's (the receiver
-	// completes a queue pair's messages in order). hold is what a
+	// one of its own, for RoCE one of its queue pair's (the receiver
+	// completes a queue pair's messages in order), for TCP one of its
+	// connection's (a segment that fills a hole). hold is what a
 	// straggling message waits on, as its packets name it. lastOnWire
 	// holds the last packets of relevant messages on the wires into this
 	// part's hosts at the last window's end; straggling the relevant
@@ -323,14 +327,16 @@ func (c *crossing) lastSegment(p *fabric.Packet, end []sim.Time) (int32, bool) {
 	if len(ends) == 0 {
 		return -1, false
 	}
-	for len(ends) > 0 && end[ends[0].msg] >= 0 {
-		ends = ends[1:]
+	if end[ends[0].msg] >= 0 {
+		for len(ends) > 0 && end[ends[0].msg] >= 0 {
+			ends = ends[1:]
+		}
+		if len(ends) == 0 {
+			delete(c.ends, k)
+			return -1, false
+		}
+		c.ends[k] = ends
 	}
-	if len(ends) == 0 {
-		delete(c.ends, k)
-		return -1, false
-	}
-	c.ends[k] = ends
 	msg, ok := int32(-1), false
 	for _, e := range ends {
 		if e.end > p.PSN+int64(p.Payload) {
@@ -350,10 +356,10 @@ func (c *crossing) relevantPacket(p *fabric.Packet) bool {
 }
 
 // holdKey is what a straggling message waits on, as its packets name it:
-// for RoCE its queue pair at the receiver (the receiving host and its
-// number for it; the sender's is the UDP source port, which an entropy
-// planner may change), for UET and Homa the message itself (host −1, id
-// its number).
+// for RoCE its queue pair at the receiver and for TCP its connection
+// there (the receiving host and its number for it; RoCE's sender's is
+// the UDP source port, which an entropy planner may change), for UET and
+// Homa the message itself (host −1, id its number).
 type holdKey struct{ host, id int32 }
 
 // lastPacket is a relevant message's last packet seen on a wire into a
@@ -368,9 +374,10 @@ type lastPacket struct {
 // whose last packet has come to a receiver that takes packets out of
 // order while the message is not delivered (end: this part's delivery
 // times, −1 for none): a packet of it, or of an earlier message of its
-// queue pair, is still to come. A last packet is on its wire into the
+// RoCE queue pair or TCP connection, is still to come. A last packet is on its wire into the
 // host at some window's end before it arrives (a window ends no later
-// than such a wire's delay after it starts), so each is seen there, with
+// than such a wire's delay after it starts, and a frame takes at least a
+// picosecond), so each is seen there, with
 // its arrival, and has come by a later window's end past that time
 // (even if a copy resent is on the wire then).
 func (c *crossing) findStragglers(end []sim.Time, now sim.Time) {

@@ -772,3 +772,42 @@ func TestPartitionedTelemetryToTheTimeLimit(t *testing.T) {
 		t.Errorf("%d samples in one part, %d in two, want 30", samples[0], samples[1])
 	}
 }
+
+// A TCP message's last segment is the one that carries its last byte,
+// whatever else it carries: a segment may end several messages (the
+// last of them named), a 1-byte message ends one byte after another, and
+// messages delivered already are dropped from the front.
+func TestPartitionedLastSegment(t *testing.T) {
+	k := holdKey{3, 7}
+	c := &crossing{ends: map[holdKey][]streamEnd{k: {{0, 1000}, {1, 1001}, {2, 5000}}}}
+	end := []sim.Time{-1, -1, -1}
+	seg := func(from, to int64) *fabric.Packet {
+		return &fabric.Packet{Kind: fabric.Data, Dst: 3, DstQP: 7, PSN: from, Payload: int32(to - from)}
+	}
+	for _, s := range []struct {
+		from, to int64
+		msg      int32 // −1: none
+	}{{0, 1000, 0}, {999, 1000, 0}, {1000, 2000, 1}, {0, 2000, 1}, {1000, 1001, 1}, {1001, 4000, -1}, {4000, 5000, 2}, {4999, 6000, 2}, {5000, 6000, -1}} {
+		m, ok := c.lastSegment(seg(s.from, s.to), end)
+		if ok != (s.msg >= 0) || ok && m != s.msg {
+			t.Errorf("segment [%d, %d): %d %v, want %d", s.from, s.to, m, ok, s.msg)
+		}
+	}
+	other := seg(0, 1000)
+	other.DstQP = 8
+	ack := seg(0, 1000)
+	ack.Kind = fabric.Ack
+	for _, p := range []*fabric.Packet{other, ack} {
+		if _, ok := c.lastSegment(p, end); ok {
+			t.Errorf("%+v: a last segment", p)
+		}
+	}
+	end[0], end[1] = 10, 10 // delivered: dropped
+	if _, ok := c.lastSegment(seg(0, 2000), end); ok || len(c.ends[k]) != 1 {
+		t.Errorf("after two deliveries: a last segment %v, %d ends left", ok, len(c.ends[k]))
+	}
+	end[2] = 20
+	if _, ok := c.lastSegment(seg(4000, 5000), end); ok || c.ends[k] != nil {
+		t.Errorf("after every delivery: a last segment %v, ends %v", ok, c.ends[k])
+	}
+}

@@ -415,7 +415,10 @@ func (n *NIC) arm(sim.Time) { n.timer.Arm(n.Net.Sched, n.ep.NextDeadline(), n, 0
 // LastOfMessage reports whether p is a DATA packet that ends its message
 // (its offset plus bytes is the message's length): the receiver completes
 // a message only once it has come, on it or, if it came before others, on
-// the last of those (a partitioned run bounds its windows by them).
+// the last of those (a partitioned run bounds its windows by them). It
+// holds because every grant, resend and probe range ends on the packet
+// grid or at the message's length (Params.Window is whole packets), so a
+// packet that fills the last slot always ends at the length.
 func LastOfMessage(p *fabric.Packet) bool {
 	return p.Kind == fabric.Data && p.PSN+int64(p.Hdr[2]) == int64(p.Hdr[1])
 }
