@@ -414,6 +414,12 @@ func TestPartitionsRefused(t *testing.T) {
 			t.Errorf("%v: %v", c.sets, err)
 		}
 	}
+	// Any-to-any writes stop at the workload's duration: a write released
+	// after it is cut, with all that waits on it.
+	if _, err := scenario.Parse("a2a.yaml", []byte("topology: {kind: leaf-spine, hosts: 8, hosts_per_leaf: 4, spines: 2}\nworkload: {kind: any-to-any, clients: 2, servers: 2, duration: 1ms, sizes: {list: [32KiB]}}\nsim: {partitions: 2}\n")); err == nil ||
+		!strings.Contains(err.Error(), "sim.partitions") || !strings.Contains(err.Error(), "is cut") {
+		t.Errorf("any-to-any in parts: %v", err)
+	}
 	// Homa has no connections to read a followed flow from across parts.
 	j := partJob(t, "../testdata/bench/websearch-320.yaml", "", 2, "workload.duration=20us", "transport.kind=homa", "sim.telemetry.interval=10us", "sim.telemetry.flows=top 2")
 	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "needs a connection transport") {

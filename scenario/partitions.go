@@ -15,14 +15,14 @@ var partitionedTransports = []string{"roce", "uet", "dctcp", "tcp", "homa"}
 const MaxPartitions = 64
 
 // PartitionsSupport reports whether a partitioned run (sim.partitions > 1)
-// can simulate s, and if not which key stands in the way and why. A part
-// sees only its own switches and hosts, so whatever reads across the
-// fabric at once is refused: any-to-any writes (each waits on the one
-// before it, delivered elsewhere). When the plan is built, more is
-// refused: a storming host whose switch runs in another part; followed
-// flows over Homa; routes that could close a cycle of PFC pauses (the
-// deadlock search reads the whole fabric; checked again whenever routes
-// converge after a link failed or came back, which stops the run).
+// can simulate s, and if not which key stands in the way and why:
+// any-to-any writes (a write released after the duration is cut, with
+// all that waits on it, across the parts) and engines other than the
+// packet engine. When the plan is built, more is refused: a storming host
+// whose switch runs in another part; followed flows over Homa; routes
+// that could close a cycle of PFC pauses (the deadlock search reads the
+// whole fabric; checked again whenever routes converge after a link
+// failed or came back, which stops the run).
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {
 	case s.Sim.Engine != "packet":
@@ -43,7 +43,7 @@ func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 		switch {
 		case !ok:
 		case k.ReadsStreamKeys:
-			return false, key + ".kind", w.Kind + ": each write waits on the one before it, across the parts"
+			return false, key + ".kind", w.Kind + ": a write released after the duration is cut, with all that waits on it, which the parts that wait would have to be told"
 		}
 	}
 	return true, "", ""
