@@ -516,18 +516,33 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 			}
 		}
 	}
+	// A closed loop's end (DAG.Until) cuts what it would release after
+	// it: a part's executor cuts a message once it has heard every
+	// dependency, as the sender's does, and with it all that waits on
+	// it, which other parts never release.
+	cut := 0
+	if s.DAG.Until > 0 {
+		for i := range n {
+			for _, o := range sims {
+				if o.exec != nil && o.exec.IsCut(int32(i)) {
+					cut++
+					break
+				}
+			}
+		}
+	}
 	now := last
-	if atLimit && done < n {
+	if atLimit && done+cut < n {
 		now = max(now, s.Job.Spec.Sim.TimeLimit)
 	}
-	if done == n {
+	if done+cut == n {
 		// The one-part run stops at the last delivery; so does this one.
 		now = 0
 		for _, e := range endT {
 			now = max(now, e)
 		}
 	}
-	t := &measure.Trace{Start: start, End: endT, Delivered: done, Now: now, Events: events,
+	t := &measure.Trace{Start: start, End: endT, Delivered: done, Cut: cut, Now: now, Events: events,
 		Window: [2]int64{-1, -1}, Bounds: s.bounds()}
 	if s.window {
 		for k := range t.Window {

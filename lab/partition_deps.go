@@ -3,7 +3,6 @@ package lab
 import (
 	"cmp"
 	"container/heap"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -89,10 +88,7 @@ type crossDelivery struct {
 // delivered in its receiver's part, a marker in its host's), and those
 // that release a marker another part waits on (a marker is delivered the
 // moment its last dependency is). Nil when no part waits on another.
-func crossDependencies(d *workload.DAG, hostPart func(h int32) int) ([]bool, error) {
-	if d.Until > 0 {
-		return nil, errors.New("messages released after the workload's end are cut, which a part cannot tell")
-	}
+func crossDependencies(d *workload.DAG, hostPart func(h int32) int) []bool {
 	var rel []bool
 	mark := func(i int) {
 		if rel == nil {
@@ -123,7 +119,7 @@ func crossDependencies(d *workload.DAG, hostPart func(h int32) int) ([]bool, err
 			}
 		}
 	}
-	return rel, nil
+	return rel
 }
 
 // crossParts sets part k up to send and take in the deliveries other
@@ -131,9 +127,9 @@ func crossDependencies(d *workload.DAG, hostPart func(h int32) int) ([]bool, err
 func (s *Sim) crossParts(k int, partOf []int) error {
 	net := s.Topo.Net
 	hostPart := func(h int32) int { return partOf[net.HostPorts[h].ID] }
-	rel, err := crossDependencies(s.DAG, hostPart)
-	if err != nil || rel == nil {
-		return err
+	rel := crossDependencies(s.DAG, hostPart)
+	if rel == nil {
+		return nil
 	}
 	spec := s.Job.Spec
 	c := &crossing{relevant: rel, hostDelay: -1,
