@@ -201,6 +201,9 @@ type Sim struct {
 	// routesErr stops a partitioned run whose routes after a failure
 	// could deadlock (checkRoutesInParts).
 	routesErr error
+	// cutHere counts the messages this part sends that its executor cut
+	// (DAG.Until).
+	cutHere int
 
 	// tel samples the ports over time (sim.telemetry; nil when off, and
 	// for a job built alone).
@@ -385,6 +388,17 @@ func (s *Sim) connect() {
 	}
 	s.exec = workload.NewExecutor(s.DAG)
 	s.exec.OwnTimers = true // one scheduler event per message that starts later
+	if s.parts > 1 && s.DAG.Until > 0 {
+		// The windows end once every message is delivered or cut: each
+		// part counts the cuts of what it sends (its executor cuts a
+		// message, and a chain of writes behind it, once it has heard the
+		// last dependency, as only the sender's surely does).
+		s.exec.OnCut = func(m int32) {
+			if s.owns(int(s.DAG.Msgs[m].Src)) {
+				s.cutHere++
+			}
+		}
+	}
 	now := s.Sched.Now()
 	s.startAll(s.exec.Ready(now), now)
 }

@@ -297,7 +297,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 				if !ok {
 					t = -1
 				}
-				next[k], done[k] = t, sims[k].done
+				next[k], done[k] = t, sims[k].done+sims[k].cutHere
 			}
 			if w == 0 {
 				stop = ctx.Err() != nil || s.routesErr != nil
@@ -444,7 +444,7 @@ func (s *Sim) pastLimit(sims []*Sim, limit sim.Time) bool {
 }
 
 // nextWindowEnd is the last picosecond of the next window, given each
-// part's next event, messages delivered and next delivery another part
+// part's next event, messages delivered (or cut) and next delivery another part
 // could wait on (−1: the run is over: every message delivered, nothing
 // left to run, or past the time limit). A window ends a lookahead after
 // its first event, less one; with deliveries that other parts wait on,
@@ -549,7 +549,7 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 			var sum int64
 			for _, o := range sims {
 				d := o.windowData[k]
-				if d < 0 && done == n {
+				if d < 0 && done+cut == n {
 					d = o.Topo.Net.DeliveredData // the run ended before it (Trace)
 				}
 				if d < 0 {

@@ -33,6 +33,9 @@ type Executor struct {
 	// simulator event per waiting message, so that the order of its
 	// events does not depend on how many start at the same time.)
 	OwnTimers bool
+	// OnCut, if set, hears each message cut (DAG.Until), as it is cut: a
+	// partitioned run counts the cuts of the messages a part sends.
+	OnCut func(m int32)
 
 	dag *DAG
 	// remaining is, per message, how many of its dependencies are not
@@ -210,6 +213,9 @@ func (e *Executor) cutFrom(m int32) {
 		}
 		e.remaining[j] = cutMark
 		e.cut++
+		if e.OnCut != nil {
+			e.OnCut(j)
+		}
 		stack = append(stack, e.dag.Successors(j)...)
 	}
 }
