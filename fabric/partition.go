@@ -110,21 +110,9 @@ func (n *Network) Import(x *Export, from *Network) {
 	pt.onWire(p)
 }
 
-// FirstOnWire is when the first packet on pt's wire that pred accepts
-// arrives at the far end (ok false: none is on it). A partitioned run
-// asks it of the wires into its hosts, for the next delivery another
-// part waits on.
-func (pt *Port) FirstOnWire(pred func(*Packet) bool) (at sim.Time, ok bool) {
-	for p := pt.pipe.head; p != nil; p = p.next {
-		if pred(p) {
-			return p.arrival, true
-		}
-	}
-	return 0, false
-}
-
 // EachOnWire calls f with every packet on pt's wire, in order, and when
-// it arrives at the far end.
+// it arrives at the far end. A partitioned run asks it of the wires into
+// its hosts, for the next delivery another part waits on.
 func (pt *Port) EachOnWire(f func(p *Packet, at sim.Time)) {
 	for p := pt.pipe.head; p != nil; p = p.next {
 		f(p, p.arrival)

@@ -383,18 +383,16 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	// A message's sender and receiver may both give up, in their parts;
 	// one side gives up on a message before the other part delivers it,
 	// or after (which one part would not count).
+	abandoned := map[int32]bool{}
 	for _, o := range sims {
 		for i, at := range o.abandoned {
 			if t.End[i] < 0 || t.End[i] > at {
-				if t.Abandoned == nil {
-					t.Abandoned = map[int32]bool{}
-				}
-				t.Abandoned[i] = true
+				abandoned[i] = true
 			}
 		}
 	}
-	if len(t.Abandoned) > 0 {
-		return t, abandonedError(len(t.Abandoned))
+	if len(abandoned) > 0 {
+		return t, abandonedError(len(abandoned))
 	}
 	return t, fmt.Errorf("the simulation stalled at %v: %d messages never completed and no event was left in any of the %d parts (a bug: please report it with the scenario)",
 		t.Now, len(t.End)-t.Delivered, s.parts)

@@ -55,7 +55,7 @@ type crossing struct {
 	// part's hosts at the last window's end; straggling the relevant
 	// messages whose last packet has come and that are not delivered
 	// yet, with what they wait on, and stragglingOn how many wait on
-	// each (findStragglers).
+	// each (markStragglers).
 	hold         func(*fabric.Packet) holdKey
 	outOfOrder   bool
 	lastOnWire   []lastPacket
@@ -271,9 +271,11 @@ func (r *remoteDelivery) OnEvent(now sim.Time, msg uint64) {
 
 // nextCrossing is the earliest time this part could deliver a message
 // another part waits on, among what it knows now: a packet on a wire into
-// its hosts that could complete one (delivers), or a delivery taken in
-// (or a marker's earliest start) not yet run that releases such a marker
-// (−1: none).
+// its hosts that could complete one (a message's last packet, or a packet
+// a straggling one waits on), or a delivery taken in (or a marker's
+// earliest start) not yet run that releases such a marker (−1: none). One
+// pass over those wires also notes the last packets on them, for the
+// stragglers at the next window's end.
 func (s *Sim) nextCrossing() sim.Time {
 	c := s.cross
 	next := sim.Time(-1)
@@ -281,28 +283,26 @@ func (s *Sim) nextCrossing() sim.Time {
 		next = c.pending[0]
 	}
 	if c.outOfOrder {
-		c.findStragglers(s.end, s.Sched.Now())
+		c.markStragglers(s.end, s.Sched.Now())
 	}
+	seen := c.spare[:0]
 	for _, pt := range c.into {
-		if at, ok := pt.FirstOnWire(c.delivers); ok && (next < 0 || at < next) {
-			next = at
-		}
+		pt.EachOnWire(func(p *fabric.Packet, at sim.Time) {
+			if p.Kind != fabric.Data {
+				return
+			}
+			m, last := c.last(p)
+			if last && c.outOfOrder {
+				seen = append(seen, lastPacket{m, c.hold(p), at})
+			}
+			waited := c.outOfOrder && len(c.stragglingOn) > 0 && c.stragglingOn[c.hold(p)] > 0
+			if (last || waited) && (next < 0 || at < next) {
+				next = at
+			}
+		})
 	}
+	c.lastOnWire, c.spare = seen, c.lastOnWire
 	return next
-}
-
-// delivers reports whether p's arrival could complete a message another
-// part waits on: it is the message's last packet, or a packet a
-// straggling one waits on (hold).
-func (c *crossing) delivers(p *fabric.Packet) bool {
-	if p.Kind != fabric.Data {
-		return false
-	}
-	if c.outOfOrder && len(c.stragglingOn) > 0 && c.stragglingOn[c.hold(p)] > 0 {
-		return true
-	}
-	_, ok := c.last(p)
-	return ok
 }
 
 // streamEnd is where a relevant message ends in its TCP stream.
@@ -366,17 +366,18 @@ type lastPacket struct {
 	at   sim.Time
 }
 
-// findStragglers, at a window's end (now), marks the relevant messages
+// markStragglers, at a window's end (now), marks the relevant messages
 // whose last packet has come to a receiver that takes packets out of
 // order while the message is not delivered (end: this part's delivery
 // times, −1 for none): a packet of it, or of an earlier message of its
-// RoCE queue pair or TCP connection, is still to come. A last packet is on its wire into the
-// host at some window's end before it arrives (a window ends no later
-// than such a wire's delay after it starts, and a frame takes at least a
-// picosecond), so each is seen there, with
-// its arrival, and has come by a later window's end past that time
-// (even if a copy resent is on the wire then).
-func (c *crossing) findStragglers(end []sim.Time, now sim.Time) {
+// RoCE queue pair or TCP connection, is still to come. A last packet is
+// on its wire into the host at some window's end before it arrives (a
+// window ends no later than such a wire's delay after it starts, and a
+// frame takes at least a picosecond), so each is seen there (lastOnWire,
+// noted by nextCrossing), with its arrival, and has come by a later
+// window's end past that time (even if a copy resent is on the wire
+// then). Messages delivered since are no longer waited for.
+func (c *crossing) markStragglers(end []sim.Time, now sim.Time) {
 	for m, h := range c.straggling {
 		if end[m] >= 0 {
 			delete(c.straggling, m)
@@ -385,22 +386,13 @@ func (c *crossing) findStragglers(end []sim.Time, now sim.Time) {
 			}
 		}
 	}
-	prev, seen := c.lastOnWire, c.spare[:0]
-	for _, pt := range c.into {
-		pt.EachOnWire(func(p *fabric.Packet, at sim.Time) {
-			if m, ok := c.last(p); ok {
-				seen = append(seen, lastPacket{m, c.hold(p), at})
-			}
-		})
-	}
-	for _, l := range prev {
+	for _, l := range c.lastOnWire {
 		if _, ok := c.straggling[l.msg]; !ok && l.at <= now && end[l.msg] < 0 {
 			c.straggling[l.msg] = l.hold
 			c.stragglingOn[l.hold]++
 			c.stragglers++
 		}
 	}
-	c.lastOnWire, c.spare = seen, prev
 }
 
 // timeHeap is a min-heap of times.

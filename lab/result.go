@@ -20,7 +20,7 @@ func (s *Sim) Trace() *measure.Trace {
 		return s.merged // a partitioned run's, whole (partition.go)
 	}
 	now := s.Sched.Now()
-	t := &measure.Trace{Start: s.start, End: s.end, Delivered: s.done, Abandoned: abandonedSet(s.abandoned),
+	t := &measure.Trace{Start: s.start, End: s.end, Delivered: s.done,
 		Now: now, Events: s.Sched.Executed, Window: s.windowData, Bounds: s.bounds()}
 	t.Cut = s.cut()
 	if s.window && s.Done() {
@@ -170,16 +170,4 @@ func balance(ports []*fabric.Port, now sim.Time) *metrics.Balance {
 		b.Tiers = append(b.Tiers, tl)
 	}
 	return b
-}
-
-// abandonedSet is the messages of abandoned (nil: none).
-func abandonedSet(abandoned map[int32]sim.Time) map[int32]bool {
-	if len(abandoned) == 0 {
-		return nil
-	}
-	set := make(map[int32]bool, len(abandoned))
-	for i := range abandoned {
-		set[i] = true
-	}
-	return set
 }

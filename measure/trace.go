@@ -27,9 +27,6 @@ type Trace struct {
 	// they never started (Start −1) and are not part of the run.
 	Delivered int
 	Cut       int
-	// Abandoned holds the messages the engine gave up on (Homa after
-	// max_resends timeouts): they were never delivered.
-	Abandoned map[int32]bool
 	// Now is the time the run ended at; Events how many events the engine
 	// executed (0 when it has none to count).
 	Now    sim.Time
