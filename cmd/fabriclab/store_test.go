@@ -252,33 +252,41 @@ func killMidSweep(t *testing.T, bin string, sig syscall.Signal) {
 	cmd := exec.Command(bin, "run", "../../examples/incast.yaml", "-q", "-j", "1", "--db", db, "--json", jsonPath,
 		"--set", "workload.sizes.list=[64KiB,128KiB,64MiB,256MiB]")
 	clean := sig != syscall.SIGKILL // SIGINT, SIGTERM and SIGHUP stop cleanly
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Poll read-only: a writer opening the database would migrate it, and
+	// take the write lock the run needs, every time it looked.
 	var rows int
-	deadline := time.Now().Add(60 * time.Second)
-	for rows == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-		if _, err := os.Stat(db); err != nil {
-			continue
+	deadline := time.After(60 * time.Second)
+	for rows == 0 {
+		select {
+		case err := <-exited: // stopped before saving anything: say why
+			t.Fatalf("the run ended (%v) before it saved a result; stderr:\n%s", err, stderr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			<-exited // stderr is complete
+			t.Fatalf("no result saved within 60s; stderr:\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
 		}
-		st, err := store.Open(db)
+		st, err := store.OpenReadOnly(db)
 		if err != nil {
-			continue
+			continue // not there yet, or no tables yet
 		}
 		if m, err := st.Meta(1); err == nil {
 			rows = m.Rows
 		}
 		st.Close()
 	}
-	if rows == 0 {
-		t.Fatal("no result saved within 60s")
-	}
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	err := <-exited
 	var ee *exec.ExitError
 	if clean && (!errors.As(err, &ee) || ee.ExitCode() != 128+int(sig)) {
 		t.Errorf("after %v: %v, want exit %d", sig, err, 128+int(sig))
