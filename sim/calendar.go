@@ -39,7 +39,7 @@ type calendarQueue struct {
 	// late holds entries of the current bucket that came after cur was
 	// sorted and go before most of it (insertCur).
 	late entryHeap
-	// keys and tmp are sortBucket's scratch, spill drain's.
+	// keys and tmp are load's scratch, spill drain's.
 	keys  []uint64
 	tmp   []entry
 	spill []entry
@@ -52,8 +52,8 @@ const (
 	calSize   = 1 << calBits // 8,192 buckets
 	calMask   = calSize - 1
 	horizon   = width * calSize // 2.1 µs: a link delay and a frame time
-	// sortSmall is the largest bucket sorted by insertion; a larger one
-	// (many ties, a dense fabric) is sorted as integers (sortBucket).
+	// sortSmall is the largest bucket sortKeys sorts by insertion (and
+	// sortEntries, for rebase and renumber).
 	sortSmall = 16
 )
 
@@ -224,42 +224,75 @@ func (q *calendarQueue) load(b uint32) {
 		q.cur = append(c, sl.e)
 		return
 	}
+	// The bucket is sorted as integers, which sort several times faster
+	// than entries through a comparison: each entry's key, made as the
+	// list is walked, is its time within the bucket (widthBits), its
+	// insertion number (64 − slotBits) and its index in tmp (idxBits), a
+	// uint64 exactly. Insertion numbers are unique (Reserve hands each out
+	// once), so the index never decides an order. The entries wait in tmp
+	// and go to cur in the keys' order.
+	ks, tmp := q.keys[:0], q.tmp[:0]
 	for i := q.top[b]; i != 0; i = q.slots[i-1].next {
-		c = append(c, q.slots[i-1].e)
+		e := q.slots[i-1].e
+		ks = append(ks, uint64(e.at-q.base)<<(64-widthBits)|e.key>>slotBits<<idxBits|uint64(len(tmp)))
+		tmp = append(tmp, e)
 	}
 	q.top[b] = 0
-	q.near -= len(c)
-	// The list is newest first: reversed, ties are in order already.
-	slices.Reverse(c)
-	if len(c) > sortSmall && len(c) <= 1<<idxBits {
-		q.sortBucket(c)
-	} else {
+	q.near -= len(tmp)
+	if len(tmp) > 1<<idxBits {
+		// Too many to number in a key (never in practice): sorted as
+		// entries.
+		c = append(c, tmp...)
 		sortEntries(c)
+		q.cur, q.keys, q.tmp = c, ks, tmp
+		return
 	}
-	q.cur = c
+	sortKeys(ks)
+	for _, k := range ks {
+		c = append(c, tmp[k&(1<<idxBits-1)])
+	}
+	q.cur, q.keys, q.tmp = c, ks, tmp
+}
+
+// sortKeys sorts a bucket's keys: the usual two to four by a sorting
+// network (compare-exchanges the compiler makes branch-free: the order of
+// a bucket's entries is a coin toss to the branch predictor), a few more
+// by insertion, many (a dense fabric's ties) by slices.Sort.
+func sortKeys(ks []uint64) {
+	cx := func(i, j int) { ks[i], ks[j] = min(ks[i], ks[j]), max(ks[i], ks[j]) }
+	switch len(ks) {
+	case 0, 1:
+	case 2:
+		cx(0, 1)
+	case 3:
+		cx(0, 1)
+		cx(1, 2)
+		cx(0, 1)
+	case 4:
+		cx(0, 1)
+		cx(2, 3)
+		cx(0, 2)
+		cx(1, 3)
+		cx(1, 2)
+	default:
+		if len(ks) > sortSmall {
+			slices.Sort(ks)
+			return
+		}
+		for i := 1; i < len(ks); i++ {
+			k := ks[i]
+			j := i
+			for j > 0 && k < ks[j-1] {
+				ks[j] = ks[j-1]
+				j--
+			}
+			ks[j] = k
+		}
+	}
 }
 
 // idxBits is how many bits of a bucket sort key number the entries.
 const idxBits = 64 - widthBits - (64 - slotBits)
-
-// sortBucket sorts a large bucket's entries as integers: the time within
-// the bucket (widthBits), the insertion number (64 − slotBits) and the
-// entry's index (idxBits) fill a uint64 exactly, and integers sort several
-// times faster than entries through a comparison (a dense fabric ties
-// hundreds of events in a bucket). Insertion numbers are unique (Reserve
-// hands each out once), so the index never decides an order.
-func (q *calendarQueue) sortBucket(c []entry) {
-	ks := q.keys[:0]
-	for i, e := range c {
-		ks = append(ks, uint64(e.at-q.base)<<(64-widthBits)|e.key>>slotBits<<idxBits|uint64(i))
-	}
-	slices.Sort(ks)
-	tmp := append(q.tmp[:0], c...)
-	for i, k := range ks {
-		c[i] = tmp[k&(1<<idxBits-1)]
-	}
-	q.keys, q.tmp = ks, tmp
-}
 
 // sortEntries sorts by (time, insertion number).
 func sortEntries(c []entry) {

@@ -751,3 +751,28 @@ func TestRunToAnEndLeavesTheCalendarBeforeTheNextBucket(t *testing.T) {
 		t.Errorf("ran %v, want %v", r.got, want)
 	}
 }
+
+// sortKeys sorts every size the way slices.Sort does: the networks for
+// two to four keys on every order of their values, insertion and
+// slices.Sort beyond, ties included.
+func TestSortKeys(t *testing.T) {
+	x := uint64(7)
+	for n := 0; n <= 40; n++ {
+		for round := 0; round < 200; round++ {
+			ks := make([]uint64, n)
+			for i := range ks {
+				x = x*6364136223846793005 + 1442695040888963407
+				ks[i] = x >> 61 // eight values: many ties
+				if round%2 == 1 {
+					ks[i] = x
+				}
+			}
+			want := slices.Clone(ks)
+			slices.Sort(want)
+			sortKeys(ks)
+			if !slices.Equal(ks, want) {
+				t.Fatalf("%d keys: %v, want %v", n, ks, want)
+			}
+		}
+	}
+}
