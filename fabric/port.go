@@ -426,25 +426,39 @@ const stormRefresh = 10 * units.Microsecond
 // from at until until, sending a pause frame every stormRefresh (a
 // storming NIC: the switch cannot send it anything on that priority),
 // then a resume. One event at a time is pending per storm.
-func (n *Network) Storm(h int, prio uint8, at, until sim.Time) {
-	n.Sched.At(at, &storm{host: n.HostPorts[h], prio: prio, until: until}, 0)
+//
+// The storm is a schedule, not a reaction, so each side can play it
+// alone: pause applies the frames to the switch's port (the part of a
+// partitioned run that owns it), count counts them as the host's sent
+// frames (the part that owns the host); one part does both.
+func (n *Network) Storm(h int, prio uint8, at, until sim.Time, pause, count bool) {
+	if pause || count {
+		n.Sched.At(at, &storm{host: n.HostPorts[h], prio: prio, until: until, pause: pause, count: count}, 0)
+	}
 }
 
 // storm is one storming host's pause frames.
 type storm struct {
-	host  *Port
-	prio  uint8
-	until sim.Time
+	host         *Port
+	prio         uint8
+	until        sim.Time
+	pause, count bool
 }
 
 func (s *storm) OnEvent(now sim.Time, _ uint64) {
 	sp := s.host.Peer // the switch's port toward the host: the one paused
 	if now >= s.until {
-		sp.OnEvent(now, uint64(evPFC)|uint64(s.prio)<<8)
+		if s.pause {
+			sp.OnEvent(now, uint64(evPFC)|uint64(s.prio)<<8)
+		}
 		return
 	}
-	s.host.C.PFCPausesSent++
-	sp.OnEvent(now, uint64(evPFC)|uint64(s.prio)<<8|0x10)
+	if s.count {
+		s.host.C.PFCPausesSent++
+	}
+	if s.pause {
+		sp.OnEvent(now, uint64(evPFC)|uint64(s.prio)<<8|0x10)
+	}
 	next := min(now+stormRefresh, s.until)
 	s.host.net.Sched.At(next, s, 0)
 }

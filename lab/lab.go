@@ -328,12 +328,13 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 			return nil, err
 		}
 	}
-	// A storm runs in the part of the switch port it pauses (partition
-	// checked that the storming host runs there too).
+	// A storm pauses the switch's port in the part that owns it, and
+	// counts the host's frames in the host's part (one part: both).
 	for _, st := range spec.Topology.PFCStorms {
-		if s.partOf == nil || s.partOf[tp.Net.HostPorts[st.Host].Peer.ID] == s.part {
-			tp.Net.Storm(st.Host, uint8(spec.NIC.DataPriority), st.At, st.Until)
-		}
+		hp := tp.Net.HostPorts[st.Host]
+		pause := s.partOf == nil || s.partOf[hp.Peer.ID] == s.part
+		count := s.partOf == nil || s.partOf[hp.ID] == s.part
+		tp.Net.Storm(st.Host, uint8(spec.NIC.DataPriority), st.At, st.Until, pause, count)
 	}
 	s.connect()
 	s.windowData = [2]int64{-1, -1}

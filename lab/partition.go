@@ -81,13 +81,6 @@ func (s *Sim) partition(k, parts int) error {
 			return fmt.Errorf("sim.partitions: the routes can close a cycle of PFC pauses (%s), and a partitioned run cannot watch for the deadlock; use 1 part", c[0])
 		}
 	}
-	// A storming host's pause applies to its switch's port at once, with
-	// no wire between: the two must run in one part.
-	for _, st := range s.Job.Spec.Topology.PFCStorms {
-		if hp := net.HostPorts[st.Host]; partOf[hp.ID] != partOf[hp.Peer.ID] {
-			return fmt.Errorf("sim.partitions: host %d storms (topology.pfc_storms) but its switch runs in another part of %d (a leaf goes with its first host); choose a number of parts that splits the hosts at a leaf's edge, or use 1", st.Host, parts)
-		}
-	}
 	net.SetRemote(remote)
 	net.SetReplicas(replicas)
 	if f, ok := s.tr.(framer); ok && f.frames() {
