@@ -14,8 +14,8 @@ const MaxPartitions = 64
 // PartitionsSupport reports whether a partitioned run (sim.partitions > 1)
 // can simulate s, and if not which key stands in the way and why: an
 // engine other than the packet engine, or a transport not checked for
-// parts. When the plan is built, more is refused: a storming host whose
-// switch runs in another part; followed flows over Homa; routes that
+// parts. When the plan is built, more is refused: followed flows over
+// Homa; routes that
 // could close a cycle of PFC pauses (the deadlock search reads the whole
 // fabric; checked again whenever routes converge after a link failed or
 // came back, which stops the run).
