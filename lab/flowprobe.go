@@ -87,12 +87,6 @@ func (l *connLayer[C]) flowState(msg int32) (float64, int64, bool) {
 	return v, d, true
 }
 
-// acrossParts is flowState in a partitioned run, where a message's
-// sender and receiver may run in different parts.
-type acrossParts interface {
-	flowStateAcross(msg int32, rcv hostTransport) (value float64, delivered int64, ok bool)
-}
-
 // flowStateAcross is flowState with the message's receiver in rcv, the
 // same transport in another part: where the message starts and its
 // metric are known here, in its sender's part, what arrived there.
@@ -124,11 +118,18 @@ func (l *homaLayer) watchFlows(msgs []int32) string {
 }
 
 func (l *homaLayer) flowState(msg int32) (float64, int64, bool) {
+	return l.flowStateAcross(msg, l)
+}
+
+// flowStateAcross: both figures are the receiver's (rcv, in another part
+// of a partitioned run), the hosts as the sender's part posted the
+// message.
+func (l *homaLayer) flowStateAcross(msg int32, rcv hostTransport) (float64, int64, bool) {
 	hw, ok := l.watched[msg]
 	if !ok || hw[0] < 0 {
 		return 0, 0, false
 	}
-	g, r, ok := l.t.Progress(hw[0], hw[1], msg)
+	g, r, ok := rcv.(*homaLayer).t.Progress(hw[0], hw[1], msg)
 	if !ok {
 		return 0, 0, true // not heard of yet at the receiver (or complete: the caller knows)
 	}

@@ -420,14 +420,9 @@ func TestPartitionsRefused(t *testing.T) {
 			t.Errorf("%v: %v", c.sets, err)
 		}
 	}
-	// Homa has no connections to read a followed flow from across parts.
-	j := partJob(t, "../testdata/bench/websearch-320.yaml", "", 2, "workload.duration=20us", "transport.kind=homa", "sim.telemetry.interval=10us", "sim.telemetry.flows=top 2")
-	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "needs a connection transport") {
-		t.Errorf("Homa's flows followed in parts: %v", err)
-	}
 	// Routes that can close a cycle of pauses: the deadlock search, which
 	// a part cannot run, would be needed.
-	j = partJob(t, "../examples/pfc-deadlock.yaml", "", 2)
+	j := partJob(t, "../examples/pfc-deadlock.yaml", "", 2)
 	if _, err := Run(context.Background(), j, nil); err == nil || !strings.Contains(err.Error(), "cycle of PFC pauses") {
 		t.Errorf("pfc-deadlock.yaml in parts: %v", err)
 	}
@@ -866,5 +861,38 @@ sim: {time_limit: 5ms, partitions: %d}
 				t.Errorf("%s, %d parts: %d writes, %d completed, endpoints %+v, %d checkpoints; one part: %d, %d, %+v, %d", kind, parts, r.Flows, completions(r), r.Endpoints, len(r.Checkpoints), one.Flows, completions(one), one.Endpoints, len(one.Checkpoints))
 			}
 		}
+	}
+}
+
+// Homa's followed flows (sim.telemetry.flows) read the receiver's grants
+// and bytes in the receiver's part, the hosts as the sender's part
+// posted the message: the series are those of one part.
+func TestPartitionedHomaFollowedFlows(t *testing.T) {
+	sets := []string{"workload.duration=100us", "transport.kind=homa", "switch.forwarding=spray-random",
+		"sim.telemetry.interval=2us", "sim.telemetry.ports=top 1", "sim.telemetry.flows=top 4"}
+	one := runPart(t, partJob(t, "../testdata/bench/websearch-320.yaml", "", 1, sets...))
+	two := runPart(t, partJob(t, "../testdata/bench/websearch-320.yaml", "", 2, sets...))
+	tel, tel1 := two.Telemetry, one.Telemetry
+	if tel == nil || tel1 == nil || len(tel1.Flows) != 4 || len(tel.Flows) != len(tel1.Flows) {
+		t.Fatalf("telemetry: %+v in two parts, %+v in one", tel, tel1)
+	}
+	across := 0
+	for i, f := range tel.Flows {
+		f1 := tel1.Flows[i]
+		var src, dst int
+		fmt.Sscanf(f.Src, "host%d", &src)
+		fmt.Sscanf(f.Dst, "host%d", &dst)
+		if src < 160 != (dst < 160) { // the parts: hosts 0–159 and 160–319
+			across++
+		}
+		if f.Metric != "granted_bytes" || f.ID != f1.ID || f.First != f1.First || !slices.Equal(f.Value, f1.Value) || !slices.Equal(f.Delivered, f1.Delivered) {
+			t.Errorf("flow %d (%s→%s): two parts' series (%s, from sample %d) differ from one part's (flow %d, from %d)", f.ID, f.Src, f.Dst, f.Metric, f.First, f1.ID, f1.First)
+		}
+		if n := len(f.Delivered); n == 0 || f.Delivered[n-1] != f.Bytes || slices.Max(f.Value) <= 0 {
+			t.Errorf("flow %d: delivered %v of %d bytes, granted %v", f.ID, f.Delivered, f.Bytes, f.Value)
+		}
+	}
+	if across == 0 {
+		t.Fatal("no followed flow crosses the parts")
 	}
 }

@@ -326,8 +326,8 @@ func (t *telemetry) sampleFlow(f *flowSeries) {
 	var ok bool
 	if snd == rcv {
 		v, d, ok = snd.tr.flowState(f.msg)
-	} else if a, across := snd.tr.(acrossParts); across {
-		v, d, ok = a.flowStateAcross(f.msg, rcv.tr)
+	} else {
+		v, d, ok = snd.tr.flowStateAcross(f.msg, rcv.tr)
 	}
 	if !ok {
 		return // released but not posted yet

@@ -31,6 +31,10 @@ type hostTransport interface {
 	// before the message is posted.
 	watchFlows(msgs []int32) (metric string)
 	flowState(msg int32) (value float64, delivered int64, ok bool)
+	// flowStateAcross is flowState in a partitioned run, called in the
+	// message's sender's part with rcv, the same transport in the
+	// receiver's part.
+	flowStateAcross(msg int32, rcv hostTransport) (value float64, delivered int64, ok bool)
 }
 
 // transports are the packet engine's transports by scenario kind: how one
