@@ -36,17 +36,23 @@ func (d *Deadlock) String() string {
 	return fmt.Sprintf("PFC deadlock at %v on priority %d: %s, each paused by the next and waiting on it", d.At, d.Prio, strings.Join(hops, " → "))
 }
 
-// cycleFrom looks for a cycle of paused egress queues through start on
+// Own is the identity: in one network every port is its own.
+func Own(pt *Port) *Port { return pt }
+
+// CycleThrough looks for a cycle of paused egress queues through start on
 // priority pr: an edge X → Y when X is paused by the ingress of Y's switch
-// (X's peer) and Y, paused too, holds packets that came in there.
-func (n *Network) cycleFrom(start *Port, pr uint8) []*Port {
+// (X's peer) and Y, paused too, holds packets that came in there. own
+// gives the copy of a port whose state is current: the port itself in
+// one network (Own), in a partitioned run the copy of the part that owns
+// it, so that a cycle through several parts is found.
+func CycleThrough(start *Port, pr uint8, own func(*Port) *Port) []*Port {
 	var path []*Port
 	seen := map[*Port]bool{}
 	var dfs func(x *Port) bool
 	dfs = func(x *Port) bool {
 		path = append(path, x)
 		seen[x] = true
-		in := x.Peer
+		in := own(x.Peer)
 		if sw := in.sw; sw != nil {
 			for _, y := range sw.Ports {
 				if y == in || !y.paused[pr] || y.queues[pr].bytes == 0 || !y.holdsFrom(in, pr) {
@@ -94,10 +100,8 @@ func (c *deadlockCheck) OnEvent(now sim.Time, _ uint64) {
 	if n.deadlock != nil {
 		return
 	}
-	for i, pt := range c.ports {
-		if !pt.paused[c.pr] || pt.pauseSeq[c.pr] != c.seqs[i] {
-			return // one of them moved: not a deadlock
-		}
+	if !StillPaused(c.ports, c.seqs, c.pr) {
+		return // one of them moved: not a deadlock
 	}
 	n.deadlock = &Deadlock{At: now, Prio: c.pr, Ports: c.ports}
 	if n.OnDeadlock != nil {
@@ -110,6 +114,10 @@ func (c *deadlockCheck) OnEvent(now sim.Time, _ uint64) {
 // armed too: a cycle can also close later without a new pause, when a
 // packet from the next switch enters a queue that was paused already.
 func (n *Network) watchCycle(pt *Port, pr uint8) {
+	if n.OnPause != nil {
+		n.OnPause(pt, pr)
+		return
+	}
 	if n.OnDeadlock == nil || n.deadlock != nil {
 		return
 	}
@@ -121,6 +129,11 @@ func (n *Network) watchCycle(pt *Port, pr uint8) {
 
 // searchAtPause is off only in a test that leaves detection to the sweep.
 var searchAtPause = true
+
+// SearchingAtPause reports whether a pause is searched from at once (on
+// but in a test that leaves detection to the sweep, which a partitioned
+// run's coordinator heeds too).
+func SearchingAtPause() bool { return searchAtPause }
 
 // sweepEvery bounds the sweep's backoff: after a pause the sweep comes
 // deadlockConfirm later, then twice as long after each sweep that found
@@ -178,7 +191,7 @@ func (w *deadlockSweep) OnEvent(sim.Time, uint64) {
 	}
 	for pr, any := range prios {
 		if any {
-			if cyc := n.pausedCycle(uint8(pr)); cyc != nil {
+			if cyc := PausedCycle(n.Ports, uint8(pr), Own); cyc != nil {
 				n.confirm(cyc[0], uint8(pr), cyc)
 			}
 		}
@@ -189,14 +202,15 @@ func (w *deadlockSweep) OnEvent(sim.Time, uint64) {
 	}
 }
 
-// pausedCycle is a cycle of paused queues on priority pr, found in one
-// pass: the graph of the paused queues holding packets (X → Y when X's
-// peer switch holds, in Y, packets that came in from X) searched depth
-// first without recursion. Nil when there is none.
-func (n *Network) pausedCycle(pr uint8) []*Port {
+// PausedCycle is a cycle of paused queues on priority pr among ports, found
+// in one pass: the graph of the paused queues holding packets (X → Y when
+// X's peer switch holds, in Y, packets that came in from X) searched depth
+// first without recursion. Nil when there is none. own is as for
+// CycleThrough; ports are the current copies.
+func PausedCycle(ports []*Port, pr uint8, own func(*Port) *Port) []*Port {
 	holds := map[*Port][]int32{} // a paused queue: the ingress ports its packets came by
 	var nodes []*Port
-	for _, pt := range n.Ports {
+	for _, pt := range ports {
 		if pt.sw == nil || !pt.paused[pr] || pt.queues[pr].bytes == 0 {
 			continue
 		}
@@ -210,7 +224,7 @@ func (n *Network) pausedCycle(pr uint8) []*Port {
 		nodes = append(nodes, pt)
 	}
 	succ := func(x *Port, dst []*Port) []*Port {
-		in := x.Peer
+		in := own(x.Peer)
 		if in.sw == nil {
 			return dst
 		}
@@ -270,7 +284,7 @@ func (n *Network) pausedCycle(pr uint8) []*Port {
 // checkCycle looks for a cycle of pauses through pt on pr and, when there
 // is one, checks it again deadlockConfirm later.
 func (n *Network) checkCycle(pt *Port, pr uint8) {
-	if cyc := n.cycleFrom(pt, pr); cyc != nil {
+	if cyc := CycleThrough(pt, pr, Own); cyc != nil {
 		n.confirm(pt, pr, cyc)
 	}
 }
@@ -282,10 +296,48 @@ func (n *Network) confirm(pt *Port, pr uint8, cyc []*Port) {
 	for _, p := range cyc {
 		c.seqs = append(c.seqs, p.pauseSeq[pr])
 	}
-	// With a PFC watchdog the cycle may yet break: wait for it to act.
+	n.Sched.After(ConfirmWait(pt), c, 0)
+}
+
+// ConfirmWait is how long a cycle of pauses through pt must hold to be a
+// deadlock: deadlockConfirm, and with a PFC watchdog its time to act too
+// (the cycle may yet break).
+func ConfirmWait(pt *Port) sim.Time {
 	wait := sim.Time(deadlockConfirm)
 	if sw := pt.sw; sw != nil && sw.cfg.WatchdogDetect > 0 {
 		wait += sw.cfg.WatchdogDetect + sw.cfg.WatchdogRestore
 	}
-	n.Sched.After(wait, c, 0)
+	return wait
+}
+
+// SweepFirst and SweepEvery are the deadlock sweep's first wait after a
+// pause and the most its backoff reaches (deadlockSweep), for a
+// partitioned run's coordinator, which sweeps the same way.
+const (
+	SweepFirst = sim.Time(deadlockConfirm)
+	SweepEvery = sim.Time(sweepEvery)
+)
+
+// StillPaused reports whether every port of a cycle is paused on pr by
+// the same pause as when seqs were read (PauseSeq): none moved.
+func StillPaused(ports []*Port, seqs []uint32, pr uint8) bool {
+	for i, pt := range ports {
+		if !pt.paused[pr] || pt.pauseSeq[pr] != seqs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// PausedAt is when priority pr of pt was last paused.
+func (pt *Port) PausedAt(pr uint8) sim.Time { return pt.pausedAt[pr] }
+
+// PauseSeq is how many pauses priority pr of pt has had: a cycle is a
+// deadlock only if none of its ports resumed and paused again.
+func (pt *Port) PauseSeq(pr uint8) uint32 { return pt.pauseSeq[pr] }
+
+// Pausing reports whether priority pr of switch egress port pt is paused
+// with bytes queued behind the pause (what the sweep looks for).
+func (pt *Port) Pausing(pr uint8) bool {
+	return pt.sw != nil && pt.paused[pr] && pt.queues[pr].bytes > 0
 }

@@ -13,17 +13,20 @@ import (
 // The periodic sweep finds a deadlock on its own: with the search at pause
 // time off, examples/pfc-deadlock.yaml's bounced flows are still stopped,
 // the same cycle named, within a sweep and a confirmation of the moment
-// the pause-time search finds it (141.8 µs, lab's TestPFCDeadlockDetected).
+// the pause-time search finds it (141.8 µs, lab's TestPFCDeadlockDetected),
+// in one part and in parts (their coordinator's sweep, lab's
+// TestPartitionedDeadlockDetected).
 func TestDeadlockSweepAlone(t *testing.T) {
 	fabric.SearchAtPause(false)
 	defer fabric.SearchAtPause(true)
-	f, err := scenario.Load("../examples/pfc-deadlock.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, j := range f.Jobs() {
+	for _, parts := range []string{"1", "2", "3"} {
+		f, err := scenario.LoadSets("../examples/pfc-deadlock.yaml", []string{"sim.partitions=" + parts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := f.Jobs()[0]
 		if j.Variant != "bounced" {
-			continue
+			t.Fatalf("the first job is %s", j.Variant)
 		}
 		r, err := lab.Run(context.Background(), j, nil)
 		cycle := "spine0→leaf1 → leaf1→spine1 → spine1→leaf0 → leaf0→spine0"
@@ -41,6 +44,6 @@ func TestDeadlockSweepAlone(t *testing.T) {
 		if !ok {
 			t.Errorf("sweep named another cycle: %v", err)
 		}
-		t.Log(msg)
+		t.Logf("%s parts: %s", parts, msg)
 	}
 }

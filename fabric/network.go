@@ -34,6 +34,11 @@ type Network struct {
 	OnDeadlock func(*Deadlock)
 	deadlock   *Deadlock
 	sweep      deadlockSweep
+	// OnPause, when set, hears each switch egress queue paused, in place
+	// of the deadlock search: a part of a partitioned run, which cannot
+	// see the whole fabric, leaves the search to its coordinator
+	// (CycleThrough, PausedCycle).
+	OnPause func(pt *Port, pr uint8)
 
 	InjectedBytes, InjectedPackets   int64
 	DeliveredBytes, DeliveredPackets int64

@@ -158,6 +158,9 @@ type prioQueue struct {
 // Paused reports whether the peer has paused priority prio on this port.
 func (pt *Port) Paused(prio uint8) bool { return pt.paused[prio] }
 
+// OnSwitch reports whether pt is a switch's port (not a host's).
+func (pt *Port) OnSwitch() bool { return pt.sw != nil }
+
 // Busy reports whether the port is transmitting.
 func (pt *Port) Busy() bool { return pt.sending() }
 

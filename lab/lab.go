@@ -198,9 +198,6 @@ type Sim struct {
 	others  []*Sim
 	merged  *measure.Trace
 	partErr error
-	// routesErr stops a partitioned run whose routes after a failure
-	// could deadlock (checkRoutesInParts).
-	routesErr error
 	// cutHere counts the messages this part sends that its executor cut
 	// (DAG.Until).
 	cutHere int
@@ -578,30 +575,6 @@ func (f *linkFailure) OnEvent(now sim.Time, arg uint64) {
 		// Traffic engineering's and a flow list's pins through the failed
 		// link give way to the new routes.
 		net.DropBrokenPins()
-		f.s.checkRoutesInParts(f)
-	}
-}
-
-// dependencyCycles is fabric's DependencyCycles, here for a test to
-// make routes that could deadlock.
-var dependencyCycles = (*fabric.Network).DependencyCycles
-
-// checkRoutesInParts stops a partitioned run whose routes, converged
-// after a link failed or came back, could close a cycle of PFC pauses:
-// no part can watch for the deadlock (it reads the whole fabric). Every
-// part computes the same routes and stops at the same event.
-func (s *Sim) checkRoutesInParts(f *linkFailure) {
-	if s.parts <= 1 || !s.Job.Spec.Switch.PFC.Enabled {
-		return
-	}
-	if c := dependencyCycles(s.Topo.Net); len(c) > 0 {
-		what := "failed"
-		if !f.pt.Dead() {
-			what = "came back"
-		}
-		s.routesErr = fmt.Errorf("sim.partitions: once %s–%s %s, the routes can close a cycle of PFC pauses (%s), and a partitioned run cannot watch for the deadlock; use 1 part",
-			f.rec.From, f.rec.To, what, c[0])
-		s.Sched.Stop()
 	}
 }
 

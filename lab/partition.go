@@ -3,6 +3,7 @@ package lab
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -73,14 +74,6 @@ func (s *Sim) partition(k, parts int) error {
 	case s.lookahead == 0:
 		return fmt.Errorf("sim.partitions: a link between parts has no delay; partitioned runs need every link's delay above 0")
 	}
-	// The PFC deadlock search reads the whole fabric: a part cannot run
-	// it. Routes whose buffer dependencies close no cycle cannot deadlock
-	// (fabric/cdg.go), so only those are taken.
-	if s.Job.Spec.Switch.PFC.Enabled && mayLoop(s.Job.Spec, s.Plan) {
-		if c := net.DependencyCycles(); len(c) > 0 {
-			return fmt.Errorf("sim.partitions: the routes can close a cycle of PFC pauses (%s), and a partitioned run cannot watch for the deadlock; use 1 part", c[0])
-		}
-	}
 	net.SetRemote(remote)
 	net.SetReplicas(replicas)
 	if f, ok := s.tr.(framer); ok && f.frames() {
@@ -89,7 +82,9 @@ func (s *Sim) partition(k, parts int) error {
 	if s.tel != nil {
 		s.tel.own(partOf, k)
 	}
-	net.OnDeadlock = nil // nothing to find (above)
+	// The PFC deadlock search reads the whole fabric: the run's
+	// coordinator does it (partition_deadlock.go).
+	net.OnDeadlock = nil
 	return nil
 }
 
@@ -240,6 +235,12 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	// none; partition_deps.go)
 	cross := slices.Repeat([]sim.Time{-1}, len(sims))
 	stop := false // cancelled
+	// A PFC deadlock is searched for where one part would search
+	// (lab.go): between the windows, over every part.
+	var dl *deadlockWatch
+	if s.Job.Spec.Switch.PFC.Enabled && mayLoop(s.Job.Spec, s.Plan) {
+		dl = newDeadlockWatch(sims)
+	}
 	// What part k takes in, kept from window to window for its room.
 	inbox := make([][]arrival, len(sims))
 	deliveries := make([][]crossDelivery, len(sims))
@@ -266,6 +267,11 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		sampleAt, last := s.Sched.Now()+every, sim.Time(-1) // the next sample, the last window's end
+		// prev is the last window's end; searchNow is whether worker 0
+		// searches for a deadlock after it, which every worker works out
+		// alike (dl changes only while worker 0 searches, between two
+		// meetings).
+		prev, searchNow := s.Sched.Now(), false
 		// Two meetings a window. Before the first, every part takes in
 		// what the others sent it (in the last window, or while they
 		// were built), says when its next event is and how many messages
@@ -290,7 +296,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 				next[k], done[k] = t, sims[k].done+sims[k].cutHere
 			}
 			if w == 0 {
-				stop = ctx.Err() != nil || s.routesErr != nil
+				stop = ctx.Err() != nil
 				if win%64 == 0 {
 					hugepages.Maintain()
 					if progress != nil && total > 0 {
@@ -305,7 +311,27 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 			if !b.wait() {
 				return
 			}
+			if searchNow {
+				// Every part has taken in what it was sent, and none runs
+				// while worker 0 searches.
+				if w == 0 {
+					dl.check(prev)
+				}
+				if !b.wait() {
+					return
+				}
+				if dl.found != nil {
+					return
+				}
+			}
 			end := s.nextWindowEnd(next, done, cross, limit)
+			if dl != nil {
+				n := 0
+				for _, d := range done {
+					n += d
+				}
+				end = dl.bound(end, n == len(s.DAG.Msgs), limit)
+			}
 			if stop || end < 0 {
 				return
 			}
@@ -337,6 +363,8 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 			if !b.wait() {
 				return
 			}
+			prev = end
+			searchNow = dl != nil && dl.due(end)
 		}
 	}
 	wg.Add(workers)
@@ -364,8 +392,8 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	if s.tel != nil {
 		t.Fabric.Telemetry = mergeTelemetry(sims, t.Now)
 	}
-	if s.routesErr != nil {
-		return t, s.routesErr
+	if dl != nil && dl.found != nil && !t.Done() {
+		return t, errors.New(dl.found.String() + "; the run stopped there")
 	}
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {
 		return t, nil

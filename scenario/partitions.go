@@ -14,10 +14,7 @@ const MaxPartitions = 64
 // PartitionsSupport reports whether a partitioned run (sim.partitions > 1)
 // can simulate s, and if not which key stands in the way and why: an
 // engine other than the packet engine, or a transport not checked for
-// parts. When the plan is built, routes that could close a cycle of PFC
-// pauses are refused too (the deadlock search reads the whole fabric;
-// checked again whenever routes converge after a link failed or came
-// back, which stops the run).
+// parts.
 func PartitionsSupport(s *Scenario) (ok bool, key, why string) {
 	switch {
 	case s.Sim.Engine != "packet":
