@@ -237,8 +237,11 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	stop := false // cancelled
 	// A PFC deadlock is searched for where one part would search
 	// (lab.go): between the windows, over every part.
+	// Routes whose buffer dependencies close no cycle cannot deadlock
+	// while no failure changes them (fabric/cdg.go): no search there.
 	var dl *deadlockWatch
-	if s.Job.Spec.Switch.PFC.Enabled && mayLoop(s.Job.Spec, s.Plan) {
+	if sp := s.Job.Spec; sp.Switch.PFC.Enabled && mayLoop(sp, s.Plan) &&
+		(len(sp.Topology.Failures) > 0 || len(s.Topo.Net.DependencyCycles()) > 0) {
 		dl = newDeadlockWatch(sims)
 	}
 	// What part k takes in, kept from window to window for its room.
@@ -326,11 +329,14 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 			}
 			end := s.nextWindowEnd(next, done, cross, limit)
 			if dl != nil {
-				n := 0
-				for _, d := range done {
+				n, lo := 0, sim.Time(-1)
+				for k, d := range done {
 					n += d
+					if t := next[k]; t >= 0 && (lo < 0 || t < lo) {
+						lo = t
+					}
 				}
-				end = dl.bound(end, n == len(s.DAG.Msgs), limit)
+				end = dl.bound(end, lo, n == len(s.DAG.Msgs), limit)
 			}
 			if stop || end < 0 {
 				return
@@ -380,7 +386,8 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		o.Topo.Net.ClearOutbox() // taken in (a Run after this one must not take them again)
 		o.framing = o.framing[:0]
 	}
-	atLimit := s.pastLimit(sims, limit)
+	// A deadlock stops the run at its time, before any limit.
+	atLimit := (dl == nil || dl.found == nil) && s.pastLimit(sims, limit)
 	if s.tel != nil && atLimit && ctx.Err() == nil {
 		// Nothing runs before the limit any more: the one-part sampler
 		// would go on to it.
@@ -393,6 +400,9 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		t.Fabric.Telemetry = mergeTelemetry(sims, t.Now)
 	}
 	if dl != nil && dl.found != nil && !t.Done() {
+		// The parts ran to the check; one with no event left stayed at
+		// its last.
+		t.Now = max(t.Now, dl.found.At)
 		return t, errors.New(dl.found.String() + "; the run stopped there")
 	}
 	if t.Done() || ctx.Err() != nil || t.Now >= limit {

@@ -12,13 +12,14 @@ import (
 // fabric as one part's network searches itself (fabric/deadlock.go): a
 // cycle through each queue paused, a sweep of every paused queue after
 // the first pause, backing off while queues stay paused, and a cycle
-// found checked again a confirmation wait later, a deadlock if none of
-// its queues resumed meanwhile. The windows end at each check's time, so
-// a check sees the fabric as it is then: the run stops at the time one
-// part would, with the same cycle (TestPartitionedDeadlockDetected). A
-// pause is searched from at the end of the window it falls in, up to a
-// lookahead after one part would (a cycle closing in between is still
-// found, by the search or by the sweep).
+// found checked again a confirmation wait after the pause that closed it,
+// a deadlock if none of its queues resumed meanwhile. The windows end at
+// each check's time, so a check sees the fabric as it is then: the run
+// stops 100 µs after the pause that closed the cycle in this run, as one
+// part does in its own (TestPartitionedDeadlockDetected). A pause is
+// searched from at the end of the window it falls in, up to a lookahead
+// after one part would (a cycle closing in between is still found, by the
+// search or by the sweep).
 
 // pausedQueue is a queue a part paused, and when.
 type pausedQueue struct {
@@ -102,10 +103,16 @@ func (w *deadlockWatch) next() (at sim.Time, check bool) {
 }
 
 // bound ends a window (end: its last picosecond, −1 when the run would
-// end) at the next check or sweep; a pending check carries a run whose
-// parts have nothing left to run to its time, as one part's check event
-// would, unless every message is delivered or the time is past limit.
-func (w *deadlockWatch) bound(end sim.Time, allDone bool, limit sim.Time) sim.Time {
+// end; lo: its first event, −1: none) at the next check or sweep, and
+// within SweepFirst of its first event, so that what a pause in it sets
+// (a check, the sweep) comes after it. A pending check carries a run
+// whose parts have nothing left to run to its time, as one part's check
+// event would, unless every message is delivered or the time is past
+// limit.
+func (w *deadlockWatch) bound(end, lo sim.Time, allDone bool, limit sim.Time) sim.Time {
+	if end >= 0 && lo >= 0 {
+		end = min(end, lo+fabric.SweepFirst-1)
+	}
 	t, check := w.next()
 	switch {
 	case t < 0:
@@ -130,10 +137,11 @@ func (w *deadlockWatch) check(now sim.Time) {
 			if w.sweepAt < 0 {
 				w.sweepAt = q.at + fabric.SweepFirst
 			}
-			if !fabric.SearchingAtPause() {
-				continue
+			pt := w.own(q.pt)
+			if !fabric.SearchingAtPause() || !pt.Paused(q.pr) || pt.PausedAt(q.pr) != q.at {
+				continue // resumed since, or paused again later in the window (searched then)
 			}
-			if cyc := fabric.CycleThrough(q.pt, q.pr, w.own); cyc != nil {
+			if cyc := fabric.CycleThrough(pt, q.pr, w.own); cyc != nil {
 				// One part finds a cycle at the pause that closes it, the
 				// latest of its queues', and names it from there; this
 				// search comes at the window's end, when a pause later in

@@ -167,6 +167,30 @@ func TestPartitionedDeadlockDetected(t *testing.T) {
 			t.Errorf("direct, %d parts: not complete", parts)
 		}
 	}
+	// Links of 150 µs between the parts: windows longer than the 100 µs
+	// a cycle must hold are cut there, so what a pause sets comes after
+	// its window; the run stops at the deadlock's time, within 2 ns of one
+	// part's (722.217 µs).
+	var ends [2]sim.Time
+	for i, parts := range []int{1, 2} {
+		s, err := Build(partJob(t, "../examples/pfc-deadlock.yaml", "bounced", parts, "topology.fabric_link.delay=150us", "switch.buffer=256MiB"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Run(context.Background(), nil)
+		err = s.stalled(context.Background())
+		m := at.FindStringSubmatch(fmt.Sprint(err))
+		if m == nil || s.Trace().Done() {
+			t.Fatalf("150 µs links, %d parts: %v", parts, err)
+		}
+		us, _ := strconv.ParseFloat(m[1], 64)
+		if ends[i] = s.Trace().Now; ends[i] != sim.Time(math.Round(us*1e6)) {
+			t.Errorf("150 µs links, %d parts: the run ended at %v, the deadlock at %v µs", parts, ends[i], us)
+		}
+	}
+	if d := ends[1] - ends[0]; d < -2*units.Nanosecond || d > 2*units.Nanosecond || ends[0] < 700*units.Microsecond {
+		t.Errorf("150 µs links: deadlock at %v in one part, %v in two", ends[0], ends[1])
+	}
 }
 
 // A partitioned run is the same on any number of cores: each part's

@@ -247,6 +247,11 @@ func (q *calendarQueue) load(b uint32) {
 		q.cur, q.keys, q.tmp = c, ks, tmp
 		return
 	}
+	if len(ks) > 4 {
+		// The list is newest first: reversed, ties in time are in order
+		// already, the insertion sort's best case.
+		slices.Reverse(ks)
+	}
 	sortKeys(ks)
 	for _, k := range ks {
 		c = append(c, tmp[k&(1<<idxBits-1)])

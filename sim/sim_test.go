@@ -753,9 +753,22 @@ func TestRunToAnEndLeavesTheCalendarBeforeTheNextBucket(t *testing.T) {
 }
 
 // sortKeys sorts every size the way slices.Sort does: the networks for
-// two to four keys on every order of their values, insertion and
-// slices.Sort beyond, ties included.
+// two to four keys on every array of values 0–3 (every order, ties
+// included), insertion and slices.Sort beyond on random ones.
 func TestSortKeys(t *testing.T) {
+	for n := 2; n <= 4; n++ {
+		for code := 0; code < 1<<(2*n); code++ {
+			ks := make([]uint64, n)
+			for i := range ks {
+				ks[i] = uint64(code >> (2 * i) & 3)
+			}
+			want := slices.Clone(ks)
+			slices.Sort(want)
+			if sortKeys(ks); !slices.Equal(ks, want) {
+				t.Fatalf("%d keys: %v, want %v", n, ks, want)
+			}
+		}
+	}
 	x := uint64(7)
 	for n := 0; n <= 40; n++ {
 		for round := 0; round < 200; round++ {

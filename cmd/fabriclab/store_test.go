@@ -284,7 +284,8 @@ func killMidSweep(t *testing.T, bin string, sig syscall.Signal) {
 		st.Close()
 	}
 	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
+		werr := <-exited // it ended before the signal: say how
+		t.Fatalf("signal %v: %v; the run ended (%v); stderr:\n%s", sig, err, werr, stderr.String())
 	}
 	err := <-exited
 	var ee *exec.ExitError
