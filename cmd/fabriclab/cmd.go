@@ -448,9 +448,12 @@ type runFlags struct {
 	engine   string // --engine packet|hosts
 	agents   string // --agents FILE|lab (hosts engine)
 	cc       string // --cc: the kernels' congestion control (hosts engine)
-	queue    bool   // --queue: put the jobs on the database's job queue for workers (queue_cmds.go)
-	wait     bool   // --wait: with --queue, wait for the workers and print as a local run does
-	format   string // --format table|nccl-tests (format.go)
+	// heartbeat is --heartbeat: how often the hosts engine checks on its
+	// agents (0: its default).
+	heartbeat time.Duration
+	queue     bool   // --queue: put the jobs on the database's job queue for workers (queue_cmds.go)
+	wait      bool   // --wait: with --queue, wait for the workers and print as a local run does
+	format    string // --format table|nccl-tests (format.go)
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -521,6 +524,7 @@ picosecond, as another tie order would.`,
 	fl.StringVar(&f.engine, "engine", "", "run on the `ENGINE` instead of the scenario's sim.engine: packet (the packet simulator), flow (the flow-level engine), auto (flow for jobs of at least sim.flow_above it can express) or hosts (agents on real servers, see --agents)")
 	fl.StringVar(&f.agents, "agents", "", "with --engine hosts: the agents `FILE` mapping hosts to agents, or lab for the namespace lab of 'fabriclab lab up'")
 	fl.StringVar(&f.cc, "cc", "", "with --engine hosts: the kernels' TCP congestion control `NAME` (cubic, bbr, reno, dctcp…; default: dctcp for transport.kind dctcp, else each kernel's default)")
+	fl.DurationVar(&f.heartbeat, "heartbeat", 0, "with --engine hosts: check on every agent every `D` (default 200ms, at most 1m); an agent that leaves three checks in a row unanswered, each waiting 2 D, fails the run: raise it for hosts too busy to answer in time")
 	fl.BoolVar(&f.queue, "queue", false, "put the jobs on the results database's job queue for 'fabriclab worker' processes instead of running them here (see 'fabriclab worker --help')")
 	fl.BoolVar(&f.wait, "wait", false, "with --queue: wait for the workers, printing progress and tables as rows land, then the outputs as a local run does")
 	fl.StringVar(&f.format, "format", formatTable, formatUsage)

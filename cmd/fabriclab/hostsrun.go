@@ -16,6 +16,7 @@ import (
 	"fabriclab/hosts/nslab"
 	"fabriclab/metrics"
 	"fabriclab/scenario"
+	"fabriclab/units"
 )
 
 // engineFor is the job function of run's --engine: the simulator (the
@@ -26,8 +27,8 @@ func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	case "":
 		// The simulator the scenario's sim.engine names (run turns
 		// --engine packet|flow|auto into that key).
-		if f.agents != "" || f.cc != "" {
-			return nil, usageErr(cmd, "--agents and --cc are read by --engine hosts only")
+		if f.agents != "" || f.cc != "" || f.heartbeat != 0 {
+			return nil, usageErr(cmd, "--agents, --cc and --heartbeat are read by --engine hosts only")
 		}
 		return a.runJob, nil
 	case "hosts":
@@ -36,6 +37,9 @@ func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	}
 	if f.agents == "" {
 		return nil, usageErr(cmd, "--engine hosts needs --agents FILE (or --agents lab for the namespace lab)")
+	}
+	if f.heartbeat < 0 || f.heartbeat > time.Minute || f.heartbeat != 0 && f.heartbeat < time.Millisecond {
+		return nil, usageErr(cmd, "--heartbeat %v: between 1ms and 1m", f.heartbeat)
 	}
 	path := f.agents
 	if path == "lab" {
@@ -52,7 +56,7 @@ func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--agents: %w", err)
 	}
-	e := &hosts.Engine{Inventory: inv, CC: f.cc, Log: a.stderr,
+	e := &hosts.Engine{Inventory: inv, CC: f.cc, Log: a.stderr, Heartbeat: units.Duration(f.heartbeat.Nanoseconds()) * units.Nanosecond,
 		Dial: func(ctx context.Context, ag inventory.Agent) (hosts.Agent, error) {
 			c, err := agent.Dial(ctx, agent.ClientConfig{Address: ag.Address, Token: token,
 				CAFile: inv.CAFile, CertFile: inv.CertFile, KeyFile: inv.KeyFile, Timeout: 5 * time.Second})

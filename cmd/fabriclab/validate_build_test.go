@@ -130,4 +130,14 @@ func TestHostsEngineNotesTheTransport(t *testing.T) {
 	if _, errOut := run(); strings.Contains(errOut, "transport.kind") {
 		t.Errorf("tcp on hosts: a transport note:\n%s", errOut)
 	}
+	// --heartbeat is checked, and read by the hosts engine only.
+	for _, hb := range []string{"2m", "-1s", "1us"} {
+		if code, errOut := run("--heartbeat", hb); code != exitUsage || !strings.Contains(errOut, "--heartbeat") || !strings.Contains(errOut, "between 1ms and 1m") {
+			t.Errorf("--heartbeat %s: exit %d, stderr:\n%s", hb, code, errOut)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := newApp(&stdout, &stderr).execute(context.Background(), []string{"run", "../../examples/incast.yaml", "--heartbeat", "1s", "--no-store"}); code != exitUsage || !strings.Contains(stderr.String(), "--heartbeat are read by --engine hosts only") {
+		t.Errorf("--heartbeat on the simulator: exit %d, stderr:\n%s", code, stderr.String())
+	}
 }

@@ -216,7 +216,9 @@ func TestLabCollectives(t *testing.T) {
 	l := up(t, bin, scenario, "c")
 	agents := filepath.Join(l.dir, "agents.yaml")
 	hostsJSON := filepath.Join(l.dir, "hosts.json")
-	_, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", agents, "--cc", "cubic", "--no-store", "-q", "--json", hostsJSON)
+	// A heartbeat of 1 s: a measurement, not a test of how soon a dead
+	// agent is found, on a CI machine whose namespaces share two cores.
+	_, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", agents, "--cc", "cubic", "--heartbeat", "1s", "--no-store", "-q", "--json", hostsJSON)
 	if code != 0 {
 		t.Fatalf("hosts run: exit %d\n%s", code, se)
 	}
@@ -420,7 +422,7 @@ func TestLabAnyToAnyCollision(t *testing.T) {
 	l := up(t, bin, string(src), "a")
 	hostsJSON := filepath.Join(l.dir, "hosts.json")
 	if _, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", filepath.Join(l.dir, "agents.yaml"),
-		"--cc", "cubic", "--no-store", "-q", "--json", hostsJSON); code != 0 {
+		"--cc", "cubic", "--heartbeat", "1s", "--no-store", "-q", "--json", hostsJSON); code != 0 {
 		t.Fatalf("hosts run: exit %d\n%s", code, se)
 	}
 	simJSON := filepath.Join(l.dir, "sim.json")
