@@ -484,7 +484,8 @@ interrupted sweep keeps its largest sizes. --parallel 1 keeps file order.
 
 One large job can use several cores: --set sim.partitions=2 splits its
 fabric into two parts, each on a core of its own (any workload, any
-transport, link failures). Its result is the same on any number of cores;
+transport, link failures, PFC storms and deadlocks, telemetry, explain
+mode). Its result is the same on any number of cores;
 it differs from the one-part run only in the order of events at the same
 picosecond, as another tie order would.`,
 		Example: `  fabriclab run examples/alltoall-dcqcn.yaml
