@@ -36,14 +36,15 @@ func (d *Deadlock) String() string {
 	return fmt.Sprintf("PFC deadlock at %v on priority %d: %s, each paused by the next and waiting on it", d.At, d.Prio, strings.Join(hops, " → "))
 }
 
-// Own is the identity: in one network every port is its own.
-func Own(pt *Port) *Port { return pt }
+// self is the identity: in one network every port is its own current
+// copy (CycleThrough's own).
+func self(pt *Port) *Port { return pt }
 
 // CycleThrough looks for a cycle of paused egress queues through start on
 // priority pr: an edge X → Y when X is paused by the ingress of Y's switch
 // (X's peer) and Y, paused too, holds packets that came in there. own
 // gives the copy of a port whose state is current: the port itself in
-// one network (Own), in a partitioned run the copy of the part that owns
+// one network, in a partitioned run the copy of the part that owns
 // it, so that a cycle through several parts is found.
 func CycleThrough(start *Port, pr uint8, own func(*Port) *Port) []*Port {
 	var path []*Port
@@ -87,23 +88,47 @@ func (pt *Port) holdsFrom(in *Port, pr uint8) bool {
 	return found
 }
 
+// CycleCheck is a cycle of pauses found on priority Prio, to be checked
+// again: it is a deadlock if it still holds then, none of its queues
+// having resumed (and maybe paused again) meanwhile.
+type CycleCheck struct {
+	Prio  uint8
+	Ports []*Port
+	seqs  []uint32 // each queue's pauses so far, when found
+}
+
+// NewCycleCheck notes cycle cyc on pr as it is now.
+func NewCycleCheck(cyc []*Port, pr uint8) CycleCheck {
+	c := CycleCheck{Prio: pr, Ports: cyc, seqs: make([]uint32, len(cyc))}
+	for i, pt := range cyc {
+		c.seqs[i] = pt.pauseSeq[pr]
+	}
+	return c
+}
+
+// Holds reports whether every queue of the cycle is still paused by the
+// pause it had when found.
+func (c *CycleCheck) Holds() bool {
+	for i, pt := range c.Ports {
+		if !pt.paused[c.Prio] || pt.pauseSeq[c.Prio] != c.seqs[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // deadlockCheck is a candidate cycle, checked again deadlockConfirm later.
 type deadlockCheck struct {
-	n     *Network
-	pr    uint8
-	ports []*Port
-	seqs  []uint32
+	n *Network
+	CycleCheck
 }
 
 func (c *deadlockCheck) OnEvent(now sim.Time, _ uint64) {
 	n := c.n
-	if n.deadlock != nil {
-		return
+	if n.deadlock != nil || !c.Holds() {
+		return // found already, or one of them moved: not a deadlock
 	}
-	if !StillPaused(c.ports, c.seqs, c.pr) {
-		return // one of them moved: not a deadlock
-	}
-	n.deadlock = &Deadlock{At: now, Prio: c.pr, Ports: c.ports}
+	n.deadlock = &Deadlock{At: now, Prio: c.Prio, Ports: c.Ports}
 	if n.OnDeadlock != nil {
 		n.OnDeadlock(n.deadlock)
 	}
@@ -176,9 +201,21 @@ func (w *deadlockSweep) OnEvent(sim.Time, uint64) {
 	if n.deadlock != nil || n.OnDeadlock == nil {
 		return
 	}
+	paused := Sweep(n.Ports, self, func(pr uint8, cyc []*Port) { n.confirm(cyc[0], pr, cyc) })
+	if paused && n.Sched.Foreground() > 0 {
+		w.wait = NextSweepWait(w.wait)
+		w.schedule()
+	}
+}
+
+// Sweep looks for a cycle among the paused queues of ports (the current
+// copies; own as for CycleThrough), on each priority where a switch queue
+// is paused with packets behind the pause, and calls found with each
+// cycle. It reports whether any switch queue is paused at all (the sweep
+// goes on while one is).
+func Sweep(ports []*Port, own func(*Port) *Port, found func(pr uint8, cyc []*Port)) (paused bool) {
 	var prios [NumPrio]bool
-	paused := false
-	for _, pt := range n.Ports {
+	for _, pt := range ports {
 		if pt.sw == nil {
 			continue
 		}
@@ -191,16 +228,17 @@ func (w *deadlockSweep) OnEvent(sim.Time, uint64) {
 	}
 	for pr, any := range prios {
 		if any {
-			if cyc := PausedCycle(n.Ports, uint8(pr), Own); cyc != nil {
-				n.confirm(cyc[0], uint8(pr), cyc)
+			if cyc := PausedCycle(ports, uint8(pr), own); cyc != nil {
+				found(uint8(pr), cyc)
 			}
 		}
 	}
-	if paused && n.Sched.Foreground() > 0 {
-		w.wait = min(2*w.wait, sweepEvery)
-		w.schedule()
-	}
+	return paused
 }
+
+// NextSweepWait is the sweep's backoff: twice its last wait, at most
+// sweepEvery (10 ms).
+func NextSweepWait(wait sim.Time) sim.Time { return min(2*wait, sweepEvery) }
 
 // PausedCycle is a cycle of paused queues on priority pr among ports, found
 // in one pass: the graph of the paused queues holding packets (X → Y when
@@ -284,7 +322,7 @@ func PausedCycle(ports []*Port, pr uint8, own func(*Port) *Port) []*Port {
 // checkCycle looks for a cycle of pauses through pt on pr and, when there
 // is one, checks it again deadlockConfirm later.
 func (n *Network) checkCycle(pt *Port, pr uint8) {
-	if cyc := CycleThrough(pt, pr, Own); cyc != nil {
+	if cyc := CycleThrough(pt, pr, self); cyc != nil {
 		n.confirm(pt, pr, cyc)
 	}
 }
@@ -292,11 +330,7 @@ func (n *Network) checkCycle(pt *Port, pr uint8) {
 // confirm checks cycle cyc (through pt, on pr) again deadlockConfirm
 // later: still paused, none of it resumed meanwhile, it is a deadlock.
 func (n *Network) confirm(pt *Port, pr uint8, cyc []*Port) {
-	c := &deadlockCheck{n: n, pr: pr, ports: cyc}
-	for _, p := range cyc {
-		c.seqs = append(c.seqs, p.pauseSeq[pr])
-	}
-	n.Sched.After(ConfirmWait(pt), c, 0)
+	n.Sched.After(ConfirmWait(pt), &deadlockCheck{n: n, CycleCheck: NewCycleCheck(cyc, pr)}, 0)
 }
 
 // ConfirmWait is how long a cycle of pauses through pt must hold to be a
@@ -310,34 +344,10 @@ func ConfirmWait(pt *Port) sim.Time {
 	return wait
 }
 
-// SweepFirst and SweepEvery are the deadlock sweep's first wait after a
-// pause and the most its backoff reaches (deadlockSweep), for a
-// partitioned run's coordinator, which sweeps the same way.
-const (
-	SweepFirst = sim.Time(deadlockConfirm)
-	SweepEvery = sim.Time(sweepEvery)
-)
-
-// StillPaused reports whether every port of a cycle is paused on pr by
-// the same pause as when seqs were read (PauseSeq): none moved.
-func StillPaused(ports []*Port, seqs []uint32, pr uint8) bool {
-	for i, pt := range ports {
-		if !pt.paused[pr] || pt.pauseSeq[pr] != seqs[i] {
-			return false
-		}
-	}
-	return true
-}
+// SweepFirst is the deadlock sweep's first wait after a pause
+// (deadlockSweep), for a partitioned run's coordinator, which sweeps the
+// same way.
+const SweepFirst = sim.Time(deadlockConfirm)
 
 // PausedAt is when priority pr of pt was last paused.
 func (pt *Port) PausedAt(pr uint8) sim.Time { return pt.pausedAt[pr] }
-
-// PauseSeq is how many pauses priority pr of pt has had: a cycle is a
-// deadlock only if none of its ports resumed and paused again.
-func (pt *Port) PauseSeq(pr uint8) uint32 { return pt.pauseSeq[pr] }
-
-// Pausing reports whether priority pr of switch egress port pt is paused
-// with bytes queued behind the pause (what the sweep looks for).
-func (pt *Port) Pausing(pr uint8) bool {
-	return pt.sw != nil && pt.paused[pr] && pt.queues[pr].bytes > 0
-}

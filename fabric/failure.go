@@ -51,15 +51,16 @@ func (pt *Port) fail() {
 		}
 	}
 	pt.queued = 0
-	for p := pt.pipe.pop(); p != nil; p = pt.pipe.pop() {
-		if pt.replica {
-			pt.net.discard(p) // the sending part counts it (below)
-		} else {
+	if pt.replica {
+		// The sending part counts what is on the wire (below).
+		for p := pt.pipe.pop(); p != nil; p = pt.pipe.pop() {
+			pt.net.discard(p)
+		}
+		pt.net.failedAt[pt.ID] = now // for the frames still to come in (Import)
+	} else {
+		for p := pt.pipe.pop(); p != nil; p = pt.pipe.pop() {
 			pt.lose(p)
 		}
-	}
-	if pt.replica {
-		pt.net.failedAt[pt.ID] = now // for the frames still to come in (Import)
 	}
 	if pt.remote {
 		// The frames this port put on the wire, in another part now:
@@ -68,6 +69,9 @@ func (pt *Port) fail() {
 		// schedules it first), so a frame due now is still on it, there
 		// as here.
 		w := pt.net.exported[pt.ID]
+		if w == nil {
+			panic("fabric: a link between parts failed, but the network was set up without failures (SetRemote)")
+		}
 		for w.Len() > 0 {
 			if f := w.Pop(); f.at >= now {
 				pt.countLoss(f.wire)

@@ -55,7 +55,8 @@ type Network struct {
 	Outbox    []Export
 	OutboxINT []INTRecord
 	// exported is, by port ID, the frames a port whose far end another
-	// part owns has on its wire, by arrival (SetRemote); failedAt, by
+	// part owns has on its wire, by arrival (SetRemote; nil in a run
+	// where no link fails); failedAt, by
 	// port ID, when a replica port's link last failed (−1: never;
 	// SetReplicas).
 	exported []*ring.Ring[inFlight]

@@ -21,13 +21,16 @@ type Export struct {
 
 // SetRemote marks the ports (by id) whose far end another part owns:
 // the frames they send and the PFC frames they send upstream go to
-// Outbox instead of the scheduler, and they keep their wire's frames by
-// arrival, to count those a failure of the link loses.
-func (n *Network) SetRemote(ids []int) {
+// Outbox instead of the scheduler. With failures (links may fail in the
+// run) they also keep their wire's frames by arrival, to count those a
+// failure of the link loses; without, a frame costs no more.
+func (n *Network) SetRemote(ids []int, failures bool) {
 	n.exported = make([]*ring.Ring[inFlight], len(n.Ports))
 	for _, id := range ids {
 		n.Ports[id].remote = true
-		n.exported[id] = new(ring.Ring[inFlight])
+		if failures {
+			n.exported[id] = new(ring.Ring[inFlight])
+		}
 	}
 }
 
@@ -55,11 +58,12 @@ type inFlight struct {
 func (pt *Port) export(p *Packet) {
 	n := pt.net
 	now := n.Sched.Now()
-	w := n.exported[pt.ID]
-	for w.Len() > 0 && w.Peek().at < now {
-		w.Pop() // arrived
+	if w := n.exported[pt.ID]; w != nil {
+		for w.Len() > 0 && w.Peek().at < now {
+			w.Pop() // arrived
+		}
+		w.Push(inFlight{at: p.arrival, wire: p.Wire})
 	}
-	w.Push(inFlight{at: p.arrival, wire: p.Wire})
 	n.Outbox = append(n.Outbox, Export{At: p.arrival, Sent: now, Port: int32(pt.ID)})
 	x := &n.Outbox[len(n.Outbox)-1]
 	x.Pkt = *p

@@ -17,7 +17,7 @@ func TestExportCarriesTheINTRecord(t *testing.T) {
 	}
 	a, pa := mk()
 	b, pb := mk()
-	a.SetRemote([]int{pa.ID})
+	a.SetRemote([]int{pa.ID}, false)
 	b.SetReplicas([]int{pa.ID})
 	p := a.Pool.Get()
 	p.Kind, p.Wire, p.arrival = Data, 4178, 5*units.Microsecond
@@ -61,7 +61,7 @@ func TestFailureBetweenPartsCountsEachLossOnce(t *testing.T) {
 	for _, early := range []bool{true, false} { // imported before the failure, or after
 		a, pa := mk()
 		b, pb := mk()
-		a.SetRemote([]int{pa.ID})
+		a.SetRemote([]int{pa.ID}, true)
 		b.SetReplicas([]int{pa.ID})
 		a.Sched.At(at, &linkDown{a, pa}, 0)
 		b.Sched.At(at, &linkDown{b, pb}, 0)

@@ -18,7 +18,7 @@ func TestExportedFramesArriveAsOnOneFabric(t *testing.T) {
 	one.s.Run(-1)
 
 	a, b := newStar(lossy(), us, g400, g400), newStar(lossy(), us, g400, g400)
-	a.net.SetRemote([]int{a.hosts[0].port.ID}) // the switch is b's
+	a.net.SetRemote([]int{a.hosts[0].port.ID}, false) // the switch is b's
 	a.hosts[0].queue(1, 3, mtuW, 3)
 	a.start()
 	a.s.Run(-1)
@@ -59,7 +59,7 @@ func TestExportedFramesArriveAsOnOneFabric(t *testing.T) {
 func TestExportedPauseLeavesThroughTheOutbox(t *testing.T) {
 	a := newStar(pfcConfig(2*mtuW, mtuW), us, g400, g400, g400)
 	// Hosts 0 and 1 send to host 2 at once: the switch pauses both.
-	a.net.SetRemote([]int{a.sw.Ports[0].ID}) // host 0 is another part's
+	a.net.SetRemote([]int{a.sw.Ports[0].ID}, false) // host 0 is another part's
 	a.hosts[0].queue(2, 20, mtuW, 3)
 	a.hosts[1].queue(2, 20, mtuW, 3)
 	a.start()

@@ -158,9 +158,6 @@ type prioQueue struct {
 // Paused reports whether the peer has paused priority prio on this port.
 func (pt *Port) Paused(prio uint8) bool { return pt.paused[prio] }
 
-// OnSwitch reports whether pt is a switch's port (not a host's).
-func (pt *Port) OnSwitch() bool { return pt.sw != nil }
-
 // Busy reports whether the port is transmitting.
 func (pt *Port) Busy() bool { return pt.sending() }
 
@@ -375,9 +372,9 @@ func (pt *Port) OnEvent(now sim.Time, arg uint64) {
 		}
 		pt.to.Receive(p, pt.Peer)
 	case evPFC:
-		pr := uint8(arg >> 8)
-		pt.held[pr] = arg&0x10 != 0
-		if arg&0x10 != 0 {
+		pr, on := uint8(arg>>8), arg&0x10 != 0
+		pt.held[pr] = on
+		if on {
 			pt.C.PFCPausesRecv++
 			if !pt.watchdogged[pr] {
 				pt.pause(now, pr)

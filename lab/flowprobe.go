@@ -78,26 +78,17 @@ func (l *connLayer[C]) watchFlows(msgs []int32) string {
 	return l.probe.metric
 }
 
-func (l *connLayer[C]) flowState(msg int32) (float64, int64, bool) {
+// flowState: the metric and where the message starts are the sender's
+// (here), what arrived the receiver's (rcv).
+func (l *connLayer[C]) flowState(msg int32, rcv hostTransport) (float64, int64, bool) {
 	w := l.watched[msg]
 	if w == nil || !w.posted {
 		return 0, 0, false
 	}
 	v, d := l.probe.state(l.conns[w.conn], w)
-	return v, d, true
-}
-
-// flowStateAcross is flowState with the message's receiver in rcv, the
-// same transport in another part: where the message starts and its
-// metric are known here, in its sender's part, what arrived there.
-func (l *connLayer[C]) flowStateAcross(msg int32, rcv hostTransport) (float64, int64, bool) {
-	w := l.watched[msg]
-	if w == nil || !w.posted {
-		return 0, 0, false
+	if r := rcv.(*connLayer[C]); r != l {
+		_, d = r.probe.state(r.conns[w.conn], w)
 	}
-	v, _ := l.probe.state(l.conns[w.conn], w)
-	r := rcv.(*connLayer[C])
-	_, d := r.probe.state(r.conns[w.conn], w)
 	return v, d, true
 }
 
@@ -117,14 +108,9 @@ func (l *homaLayer) watchFlows(msgs []int32) string {
 	return "granted_bytes"
 }
 
-func (l *homaLayer) flowState(msg int32) (float64, int64, bool) {
-	return l.flowStateAcross(msg, l)
-}
-
-// flowStateAcross: both figures are the receiver's (rcv, in another part
-// of a partitioned run), the hosts as the sender's part posted the
-// message.
-func (l *homaLayer) flowStateAcross(msg int32, rcv hostTransport) (float64, int64, bool) {
+// flowState: both figures are the receiver's (rcv), the hosts as the
+// sender's transport (here) posted the message.
+func (l *homaLayer) flowState(msg int32, rcv hostTransport) (float64, int64, bool) {
 	hw, ok := l.watched[msg]
 	if !ok || hw[0] < 0 {
 		return 0, 0, false

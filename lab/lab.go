@@ -328,10 +328,8 @@ func buildWith(job scenario.Job, sel plan.Selection, o buildOpts) (*Sim, error) 
 	// A storm pauses the switch's port in the part that owns it, and
 	// counts the host's frames in the host's part (one part: both).
 	for _, st := range spec.Topology.PFCStorms {
-		hp := tp.Net.HostPorts[st.Host]
-		pause := s.partOf == nil || s.partOf[hp.Peer.ID] == s.part
-		count := s.partOf == nil || s.partOf[hp.ID] == s.part
-		tp.Net.Storm(st.Host, uint8(spec.NIC.DataPriority), st.At, st.Until, pause, count)
+		pause := s.ownsPort(tp.Net.HostPorts[st.Host].Peer.ID)
+		tp.Net.Storm(st.Host, uint8(spec.NIC.DataPriority), st.At, st.Until, pause, s.owns(st.Host))
 	}
 	s.connect()
 	s.windowData = [2]int64{-1, -1}

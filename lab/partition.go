@@ -74,7 +74,7 @@ func (s *Sim) partition(k, parts int) error {
 	case s.lookahead == 0:
 		return fmt.Errorf("sim.partitions: a link between parts has no delay; partitioned runs need every link's delay above 0")
 	}
-	net.SetRemote(remote)
+	net.SetRemote(remote, len(s.Job.Spec.Topology.Failures) > 0)
 	net.SetReplicas(replicas)
 	if f, ok := s.tr.(framer); ok && f.frames() {
 		s.framer = f
@@ -147,9 +147,13 @@ func portParts(tp *topo.Topology, parts int) []int {
 
 // owns reports whether host h is this part's (every host is, in a run of
 // one part).
-func (s *Sim) owns(h int) bool {
-	return s.partOf == nil || s.partOf[s.Topo.Net.HostPorts[h].ID] == s.part
-}
+func (s *Sim) owns(h int) bool { return s.partOf == nil || s.hostPart(h) == s.part }
+
+// ownsPort reports whether port id is this part's.
+func (s *Sim) ownsPort(id int) bool { return s.partOf == nil || s.partOf[id] == s.part }
+
+// hostPart is the part that runs host h (partitioned runs only).
+func (s *Sim) hostPart(h int) int { return s.partOf[s.Topo.Net.HostPorts[h].ID] }
 
 // spinBarrier holds its n goroutines until all have come. A window is
 // short (a link delay of simulated time: a few microseconds of work to a
@@ -230,7 +234,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 	workers := min(len(sims), runtime.GOMAXPROCS(0))
 	b := &spinBarrier{n: int32(workers)}
 	next := make([]sim.Time, len(sims)) // each part's next event (−1: none)
-	done := make([]int, len(sims))      // each part's messages delivered
+	done := make([]int, len(sims))      // each part's messages delivered or cut
 	// each part's next delivery that another part could wait on (−1:
 	// none; partition_deps.go)
 	cross := slices.Repeat([]sim.Time{-1}, len(sims))
@@ -270,11 +274,10 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		sampleAt, last := s.Sched.Now()+every, sim.Time(-1) // the next sample, the last window's end
-		// prev is the last window's end; searchNow is whether worker 0
-		// searches for a deadlock after it, which every worker works out
-		// alike (dl changes only while worker 0 searches, between two
-		// meetings).
-		prev, searchNow := s.Sched.Now(), false
+		// searchNow is whether worker 0 searches for a deadlock after the
+		// last window, which every worker works out alike (dl changes
+		// only while worker 0 searches, between two meetings).
+		searchNow := false
 		// Two meetings a window. Before the first, every part takes in
 		// what the others sent it (in the last window, or while they
 		// were built), says when its next event is and how many messages
@@ -318,7 +321,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 				// Every part has taken in what it was sent, and none runs
 				// while worker 0 searches.
 				if w == 0 {
-					dl.check(prev)
+					dl.check(last)
 				}
 				if !b.wait() {
 					return
@@ -329,13 +332,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 			}
 			end := s.nextWindowEnd(next, done, cross, limit)
 			if dl != nil {
-				n, lo := 0, sim.Time(-1)
-				for k, d := range done {
-					n += d
-					if t := next[k]; t >= 0 && (lo < 0 || t < lo) {
-						lo = t
-					}
-				}
+				lo, n := earliest(next, done)
 				end = dl.bound(end, lo, n == len(s.DAG.Msgs), limit)
 			}
 			if stop || end < 0 {
@@ -356,20 +353,15 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 					sampleAt += every
 				}
 				end = min(end, sampleAt-1)
-				last = end
 			}
 			for k := w; k < len(sims); k += workers {
-				sims[k].Topo.Net.ClearOutbox() // taken in
-				sims[k].framing = sims[k].framing[:0]
-				if c := sims[k].cross; c != nil {
-					c.out = c.out[:0]
-				}
+				sims[k].clearSent() // taken in
 				sims[k].Sched.Run(end)
 			}
 			if !b.wait() {
 				return
 			}
-			prev = end
+			last = end
 			searchNow = dl != nil && dl.due(end)
 		}
 	}
@@ -383,8 +375,7 @@ func (s *Sim) runParts(ctx context.Context, progress engine.Progress) (*engine.T
 		panic(failed)
 	}
 	for _, o := range sims {
-		o.Topo.Net.ClearOutbox() // taken in (a Run after this one must not take them again)
-		o.framing = o.framing[:0]
+		o.clearSent() // taken in (a Run after this one must not take them again)
 	}
 	// A deadlock stops the run at its time, before any limit.
 	atLimit := (dl == nil || dl.found == nil) && s.pastLimit(sims, limit)
@@ -469,6 +460,29 @@ func (s *Sim) pastLimit(sims []*Sim, limit sim.Time) bool {
 	return false
 }
 
+// clearSent forgets what the part sent the others in the last window
+// (frames, TCP's framing, deliveries), all taken in.
+func (s *Sim) clearSent() {
+	s.Topo.Net.ClearOutbox()
+	s.framing = s.framing[:0]
+	if c := s.cross; c != nil {
+		c.out = c.out[:0]
+	}
+}
+
+// earliest is the earliest of the parts' next events (−1: none) and the
+// messages they have delivered or cut, all told.
+func earliest(next []sim.Time, done []int) (lo sim.Time, n int) {
+	lo = -1
+	for k, t := range next {
+		if t >= 0 && (lo < 0 || t < lo) {
+			lo = t
+		}
+		n += done[k]
+	}
+	return lo, n
+}
+
 // nextWindowEnd is the last picosecond of the next window, given each
 // part's next event, messages delivered (or cut) and next delivery another part
 // could wait on (−1: the run is over: every message delivered, nothing
@@ -477,14 +491,8 @@ func (s *Sim) pastLimit(sims []*Sim, limit sim.Time) bool {
 // at the earliest that could come (partition_deps.go), so that the parts
 // that wait have not passed it.
 func (s *Sim) nextWindowEnd(next []sim.Time, done []int, cross []sim.Time, limit sim.Time) sim.Time {
-	lo, any, n := sim.Time(0), false, 0
-	for k, t := range next {
-		if t >= 0 && (!any || t < lo) {
-			lo, any = t, true
-		}
-		n += done[k]
-	}
-	if !any || n == len(s.DAG.Msgs) || lo > limit {
+	lo, n := earliest(next, done)
+	if lo < 0 || n == len(s.DAG.Msgs) || lo > limit {
 		return -1
 	}
 	end := min(lo+s.lookahead-1, limit)
@@ -599,7 +607,7 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 	// most past the last delivery: their counters are read there, so
 	// that no pause is open before it began.
 	f := s.fabricCounters(ports, max(now, last), func(h int) metrics.Counters {
-		return sims[s.partOf[s.Topo.Net.HostPorts[h].ID]].tr.nicCounters(h)
+		return sims[s.hostPart(h)].tr.nicCounters(h)
 	}, transport)
 	f.Failures = mergeFailures(sims, now)
 	if s.explain_ != nil {

@@ -28,19 +28,17 @@ type pausedQueue struct {
 	at sim.Time
 }
 
-// deadlockCandidate is a cycle of pauses found, with each queue's pause
-// number then, to be checked again at at.
+// deadlockCandidate is a cycle of pauses found, to be checked again at
+// at.
 type deadlockCandidate struct {
-	ports []*fabric.Port
-	seqs  []uint32
-	pr    uint8
-	at    sim.Time
+	fabric.CycleCheck
+	at sim.Time
 }
 
 // deadlockWatch is the coordinator's search.
 type deadlockWatch struct {
 	sims []*Sim
-	// ports are the switches' ports, each its owner part's copy.
+	// ports are every port, each its owner part's copy.
 	ports []*fabric.Port
 	// paused holds, by part, the queues it paused in the last window
 	// (each part writes its own while it runs; the coordinator reads
@@ -58,9 +56,7 @@ type deadlockWatch struct {
 func newDeadlockWatch(sims []*Sim) *deadlockWatch {
 	w := &deadlockWatch{sims: sims, paused: make([][]pausedQueue, len(sims)), sweepAt: -1}
 	for _, pt := range sims[0].Topo.Net.Ports {
-		if o := w.own(pt); o.OnSwitch() {
-			w.ports = append(w.ports, o)
-		}
+		w.ports = append(w.ports, w.own(pt))
 	}
 	for k, o := range sims {
 		net := o.Topo.Net
@@ -162,49 +158,31 @@ func (w *deadlockWatch) check(now sim.Time) {
 		switch {
 		case c.at > now:
 			kept = append(kept, c)
-		case fabric.StillPaused(c.ports, c.seqs, c.pr) && (w.found == nil || c.at < w.found.At):
-			w.found = &fabric.Deadlock{At: c.at, Prio: c.pr, Ports: c.ports}
+		case c.Holds() && (w.found == nil || c.at < w.found.At):
+			w.found = &fabric.Deadlock{At: c.at, Prio: c.Prio, Ports: c.Ports}
 		}
 	}
 	w.candidates = kept
 }
 
 // sweep looks for a cycle among every paused queue holding packets, as
-// one part's sweep does, and sets the next sweep while any queue is
-// paused.
+// one part's sweep does (fabric.Sweep), and sets the next sweep while any
+// queue is paused.
 func (w *deadlockWatch) sweep() {
 	at := w.sweepAt
 	w.sweepAt = -1
-	var prios [fabric.NumPrio]bool
-	paused := false
-	for _, pt := range w.ports {
-		for pr := range prios {
-			if pt.Paused(uint8(pr)) {
-				paused = true
-				prios[pr] = prios[pr] || pt.Pausing(uint8(pr))
-			}
-		}
-	}
-	for pr, any := range prios {
-		if any {
-			if cyc := fabric.PausedCycle(w.ports, uint8(pr), w.own); cyc != nil {
-				w.watch(cyc, uint8(pr), at+fabric.ConfirmWait(cyc[0]))
-			}
-		}
-	}
+	paused := fabric.Sweep(w.ports, w.own, func(pr uint8, cyc []*fabric.Port) {
+		w.watch(cyc, pr, at+fabric.ConfirmWait(cyc[0]))
+	})
 	if paused {
-		w.sweepWait = min(2*w.sweepWait, fabric.SweepEvery)
+		w.sweepWait = fabric.NextSweepWait(w.sweepWait)
 		w.sweepAt = at + w.sweepWait
 	}
 }
 
 // watch checks cycle cyc on pr again at at.
 func (w *deadlockWatch) watch(cyc []*fabric.Port, pr uint8, at sim.Time) {
-	c := deadlockCandidate{ports: cyc, pr: pr, at: at}
-	for _, pt := range cyc {
-		c.seqs = append(c.seqs, pt.PauseSeq(pr))
-	}
-	w.candidates = append(w.candidates, c)
+	w.candidates = append(w.candidates, deadlockCandidate{fabric.NewCycleCheck(cyc, pr), at})
 }
 
 // closedBy turns cycle cyc so that it starts at the queue paused last

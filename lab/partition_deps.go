@@ -292,10 +292,14 @@ func (s *Sim) nextCrossing() sim.Time {
 				return
 			}
 			m, last := c.last(p)
-			if last && c.outOfOrder {
-				seen = append(seen, lastPacket{m, c.hold(p), at})
+			waited := false
+			if c.outOfOrder && (last || len(c.stragglingOn) > 0) {
+				h := c.hold(p)
+				if last {
+					seen = append(seen, lastPacket{m, h, at})
+				}
+				waited = c.stragglingOn[h] > 0
 			}
-			waited := c.outOfOrder && len(c.stragglingOn) > 0 && c.stragglingOn[c.hold(p)] > 0
 			if (last || waited) && (next < 0 || at < next) {
 				next = at
 			}

@@ -35,7 +35,7 @@ func (s *Sim) post(i int32, m *workload.Message) {
 	conn := s.Plan.Conn[i]
 	if s.framer != nil && !s.owns(int(m.Dst)) {
 		s.framer.postSend(conn, i, m.Bytes)
-		to := s.partOf[s.Topo.Net.HostPorts[m.Dst].ID]
+		to := s.hostPart(int(m.Dst))
 		s.framing = append(s.framing, crossFraming{conn: conn, msg: i, bytes: m.Bytes, to: to})
 		return
 	}

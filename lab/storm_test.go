@@ -64,9 +64,9 @@ func TestPFCStormAndWatchdog(t *testing.T) {
 // The storm and the watchdog in a partitioned run: host 7's NIC storms
 // on the second leaf (part 1 of 2), its pauses spread through the spine
 // (part 0) to host 0, whose flow to host 5 is the victim; the watchdog
-// there reads only the pause frames its port has heard. Victim, trips and
-// drops exactly as in one part (nothing ties here). With 3
-// parts host 7 runs apart from its leaf, which a storm cannot: refused.
+// there reads only the pause frames its port has heard. Victim, trips,
+// drops and the host's pause frames exactly as in one part (nothing ties
+// here), in 2 parts and in 3, where host 7 runs apart from its leaf.
 func TestPFCStormAndWatchdogInParts(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "flows.txt"), []byte("0 7 4MiB 0\n0 5 4MiB 0\n4 5 1MiB 0\n"), 0o644); err != nil {

@@ -310,7 +310,7 @@ func (t *telemetry) flowParts(msg int32) (snd, rcv *Sim) {
 		return t.s, t.s
 	}
 	s, m := t.s, &t.s.DAG.Msgs[msg]
-	part := func(h int32) *Sim { return t.parts[s.partOf[s.Topo.Net.HostPorts[h].ID]] }
+	part := func(h int32) *Sim { return t.parts[s.hostPart(int(h))] }
 	return part(m.Src), part(m.Dst)
 }
 
@@ -321,14 +321,7 @@ func (t *telemetry) sampleFlow(f *flowSeries) {
 	if f.ended || snd.start[f.msg] < 0 {
 		return
 	}
-	var v float64
-	var d int64
-	var ok bool
-	if snd == rcv {
-		v, d, ok = snd.tr.flowState(f.msg)
-	} else {
-		v, d, ok = snd.tr.flowStateAcross(f.msg, rcv.tr)
-	}
+	v, d, ok := snd.tr.flowState(f.msg, rcv.tr)
 	if !ok {
 		return // released but not posted yet
 	}

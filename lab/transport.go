@@ -30,11 +30,10 @@ type hostTransport interface {
 	// message's payload delivered in order (flowprobe.go); ok is false
 	// before the message is posted.
 	watchFlows(msgs []int32) (metric string)
-	flowState(msg int32) (value float64, delivered int64, ok bool)
-	// flowStateAcross is flowState in a partitioned run, called in the
-	// message's sender's part with rcv, the same transport in the
-	// receiver's part.
-	flowStateAcross(msg int32, rcv hostTransport) (value float64, delivered int64, ok bool)
+	// It is called on the message's sender's transport with rcv, its
+	// receiver's: the same one, or the same transport in another part of a
+	// partitioned run.
+	flowState(msg int32, rcv hostTransport) (value float64, delivered int64, ok bool)
 }
 
 // transports are the packet engine's transports by scenario kind: how one
@@ -128,6 +127,9 @@ type connLayer[C any] struct {
 	delivered *int64                       // the transport's delivered payload
 	probe     connProbe[C]                 // per-flow telemetry
 	watched   map[int32]*flowWatch         // the messages it follows (nil: none)
+	// framer is t when its post frames messages at the receiver (TCP;
+	// nil otherwise), found once.
+	framer framedPost[C]
 }
 
 func (l *connLayer[C]) connect(conn int32, src, dst int) {
@@ -166,28 +168,25 @@ type framedPost[C any] interface {
 
 // frames reports whether the transport's post frames the message at the
 // receiver (framedPost).
-func (l *connLayer[C]) frames() bool {
-	_, ok := l.t.(framedPost[C])
-	return ok
-}
+func (l *connLayer[C]) frames() bool { return l.framer != nil }
 
 // postSend is post's sending half, for a transport that frames (frames).
 func (l *connLayer[C]) postSend(conn, msg int32, bytes int64) {
 	if l.watched != nil {
 		l.follow(conn, msg, bytes)
 	}
-	l.t.(framedPost[C]).Submit(l.conns[conn], msg, bytes)
+	l.framer.Submit(l.conns[conn], msg, bytes)
 }
 
 // expect is post's receiving half (frames).
 func (l *connLayer[C]) expect(conn, msg int32, bytes int64) {
-	l.t.(framedPost[C]).Expect(l.conns[conn], msg, bytes)
+	l.framer.Expect(l.conns[conn], msg, bytes)
 }
 
 // framed is where the last message framed at conn's receiver ends in
 // its stream (frames).
 func (l *connLayer[C]) framed(conn int32) int64 {
-	return l.t.(framedPost[C]).Framed(l.conns[conn])
+	return l.framer.Framed(l.conns[conn])
 }
 
 func (l *connLayer[C]) tuple(conn, _ int32, _, _ int) (s, d, sqp, dqp int32) {

@@ -168,5 +168,5 @@ func newTCPLayer(s *Sim, net *fabric.Network, delivered func(int32, sim.Time)) (
 	})
 	t.OnDelivered = delivered
 	return &connLayer[tcp.Conn]{t: t, nic: func(h int) metrics.Counters { return t.NICs[h].C }, delivered: &t.DeliveredPayload,
-		probe: tcpProbe(t)}, nil
+		probe: tcpProbe(t), framer: t}, nil
 }

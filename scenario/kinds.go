@@ -350,6 +350,12 @@ type TransportKind struct {
 	// Streams: TCP byte streams, where transport.tcp.connections applies
 	// (pool: up to pool_size connections per host pair).
 	Streams bool
+	// Partitioned: checked for partitioned runs (sim.partitions > 1):
+	// each part runs the NICs of the hosts it owns, and whatever the
+	// transport reaches across to the other end (TCP's framing) crosses
+	// between parts (lab/partition_framing.go). A new transport sets it
+	// once checked.
+	Partitioned bool
 	// reorderNote is the advice for a forwarding policy that reorders
 	// packets ("" = none).
 	reorderNote func(s *Scenario, policy string) string
@@ -365,16 +371,16 @@ func (k *TransportKind) PoolSize(t Transport) int {
 }
 
 var transportKindList = []*TransportKind{
-	{Name: "roce", reorderNote: func(s *Scenario, p string) string {
+	{Name: "roce", Partitioned: true, reorderNote: func(s *Scenario, p string) string {
 		if s.NIC.OutOfOrder != "go-back-n" {
 			return ""
 		}
 		return fmt.Sprintf("forwarding %s reorders packets but nic.out_of_order is go-back-n: every reordering costs a NACK and a resend (set nic.out_of_order: accept for NICs built for it)", p)
 	}},
-	{Name: "homa", PerMessage: true},
-	{Name: "uet"},
-	{Name: "dctcp", Streams: true, reorderNote: tcpReorderNote},
-	{Name: "tcp", Streams: true, reorderNote: tcpReorderNote},
+	{Name: "homa", PerMessage: true, Partitioned: true},
+	{Name: "uet", Partitioned: true},
+	{Name: "dctcp", Streams: true, Partitioned: true, reorderNote: tcpReorderNote},
+	{Name: "tcp", Streams: true, Partitioned: true, reorderNote: tcpReorderNote},
 }
 
 func tcpReorderNote(_ *Scenario, p string) string {

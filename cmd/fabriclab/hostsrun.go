@@ -38,7 +38,7 @@ func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	if f.agents == "" {
 		return nil, usageErr(cmd, "--engine hosts needs --agents FILE (or --agents lab for the namespace lab)")
 	}
-	if f.heartbeat < 0 || f.heartbeat > time.Minute || f.heartbeat != 0 && f.heartbeat < time.Millisecond {
+	if f.heartbeat != 0 && (f.heartbeat < time.Millisecond || f.heartbeat > time.Minute) {
 		return nil, usageErr(cmd, "--heartbeat %v: between 1ms and 1m", f.heartbeat)
 	}
 	path := f.agents

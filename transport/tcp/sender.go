@@ -271,10 +271,11 @@ func (s *Sender) OnAck(now sim.Time, a Ack) {
 	}
 	s.una = a.Ack
 	s.nxt = max(s.nxt, s.una) // an ACK beyond nxt after go-back-N
-	if s.rtxAt >= 0 && s.rtxAt < s.una {
+	if s.rtxAt < s.una {
 		// The fast retransmission not sent yet is acknowledged already
 		// (reordered segments made the duplicate ACKs): never resend
-		// below una (a partial ACK below sets the next hole again).
+		// below una (a partial ACK below sets the next hole again). None
+		// pending (−1) is below una too, and stays none.
 		s.rtxAt = -1
 	}
 	s.dupAcks = 0
