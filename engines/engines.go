@@ -37,7 +37,7 @@ func For(job scenario.Job) (name, why string) {
 		if job.Size < job.Spec.Sim.FlowAbove {
 			return Packet, ""
 		}
-		if ok, why := supports(job); !ok {
+		if ok, why := fluid.Supports(job); !ok {
 			return Packet, why
 		}
 		return Flow, ""
@@ -83,7 +83,7 @@ func check(job scenario.Job, fits bool) error {
 	}
 	name, _ := For(job)
 	if name == Flow {
-		if ok, why := supports(job); !ok {
+		if ok, why := fluid.Supports(job); !ok {
 			return flowUnsupported(why)
 		}
 		if fits {
@@ -139,10 +139,10 @@ func needsBuild(spec *scenario.Scenario) bool {
 }
 
 // flowRefusal is why the flow engine would refuse job before building
-// it: a job it cannot express (supports), or one that does not fit
+// it: a job it cannot express (fluid.Supports), or one that does not fit
 // (Fits); nil if it would build it.
 func flowRefusal(job scenario.Job) error {
-	if ok, why := supports(job); !ok {
+	if ok, why := fluid.Supports(job); !ok {
 		return flowUnsupported(why)
 	}
 	return Fits(job)
@@ -163,31 +163,4 @@ func With(job scenario.Job, name string) scenario.Job {
 	s.Sim.Engine = name
 	job.Spec = &s
 	return job
-}
-
-// supports is fluid.Supports, and none of what the flow engine does not
-// model: a link that comes back up, a PFC storm or watchdog, NIC send
-// slots; nor telemetry, which samples packets' ports.
-func supports(job scenario.Job) (bool, string) {
-	if len(job.Spec.Topology.PFCStorms) > 0 {
-		return false, "a PFC storm is pause frames, which the flow engine does not model"
-	}
-	if len(job.Spec.Probes) > 0 {
-		return false, "probes are paced UDP streams, which run on real hosts only (--engine hosts)"
-	}
-	if job.Spec.Switch.PFC.Watchdog.Detect > 0 {
-		return false, "the PFC watchdog acts on paused queues, which the flow engine does not model"
-	}
-	if job.Spec.Sim.Telemetry.On() {
-		return false, "sim.telemetry samples the packet engine's ports"
-	}
-	if job.Spec.NIC.ActiveQPs > 0 {
-		return false, "nic.active_qps is NIC arbitration of packets, which the flow engine does not model"
-	}
-	for _, f := range job.Spec.Topology.Failures {
-		if f.Until > 0 {
-			return false, "a link that comes back up (topology.failures until) is not modeled by the flow engine"
-		}
-	}
-	return fluid.Supports(job)
 }

@@ -2,6 +2,7 @@ package engines
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -59,6 +60,26 @@ func TestRunMarksFlowRows(t *testing.T) {
 	if _, err := scenario.Parse("e.yaml", []byte(base+"transport: {kind: homa}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim: {engine: flow}\n")); err == nil ||
 		!strings.Contains(err.Error(), "e.yaml:4:15: sim.engine: flow: transport homa schedules messages") {
 		t.Errorf("validating homa on the flow engine: %v", err)
+	}
+	// So are what the flow engine does not model (they were refused by
+	// the run, without a position).
+	for _, c := range []struct{ yaml, why string }{
+		{"topology: {kind: leaf-spine, hosts: 8, hosts_per_leaf: 4, spines: 2, failures: [{from: leaf0, to: spine0, at: 10us, until: 20us}]}\n", "a link that comes back up"},
+		{"topology: {kind: leaf-spine, hosts: 8, hosts_per_leaf: 4, spines: 2, pfc_storms: [{host: 0, at: 10us, until: 20us}]}\nswitch: {pfc: {enabled: true}}\n", "a PFC storm"},
+		{"topology: {kind: leaf-spine, hosts: 8, hosts_per_leaf: 4, spines: 2}\nswitch: {pfc: {enabled: true, watchdog: {detect: 100us, restore: 100us, action: drop}}}\n", "the PFC watchdog"},
+		{"topology: {kind: leaf-spine, hosts: 8, hosts_per_leaf: 4, spines: 2}\nnic: {active_qps: 4}\n", "nic.active_qps"},
+		{"topology: {kind: leaf-spine, hosts: 8, hosts_per_leaf: 4, spines: 2}\nsim: {telemetry: {ports: 2}}\n", "sim.telemetry"},
+	} {
+		src := c.yaml + "workload: {kind: alltoall, sizes: {list: [1MiB]}}\n"
+		if strings.Contains(src, "sim: {") {
+			src = strings.Replace(src, "sim: {", "sim: {engine: flow, ", 1)
+		} else {
+			src += "sim: {engine: flow}\n"
+		}
+		_, err := scenario.Parse("e.yaml", []byte(src))
+		if err == nil || !regexp.MustCompile(`^e\.yaml:\d+:\d+: sim\.engine: flow: `+regexp.QuoteMeta(c.why)).MatchString(err.Error()) {
+			t.Errorf("%s: %v", c.why, err)
+		}
 	}
 	// … and a run asked for it another way says why.
 	homa := jobs(t, base+"transport: {kind: homa}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\n")

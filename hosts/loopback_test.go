@@ -57,6 +57,8 @@ func loopbackDial(ctx context.Context, a inventory.Agent) (Agent, error) {
 // an all-to-all and a ring all-reduce complete, every message once, with
 // the row the simulator's has (a loopback is far faster than the declared
 // 10G, so no rate is compared here; the namespace lab test does that).
+// The time limit is far above the milliseconds these take: a full suite
+// on two loaded cores once stopped the ring all-reduce at 1 s.
 func TestLoopbackCollectives(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real sockets")
@@ -70,7 +72,7 @@ func TestLoopbackCollectives(t *testing.T) {
 		src := `
 topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 2, host_link: {rate: 10Gbps}, fabric_link: {rate: 10Gbps}}
 transport: {kind: tcp}
-sim: {time_limit: 1s}
+sim: {time_limit: 10s}
 ` + w + "\n"
 		j := job(t, src)
 		r, err := engine.RunJob(context.Background(), e, j, nil)

@@ -198,10 +198,10 @@ func (t *telemetry) follow(msgs []int32) error {
 	d := t.s.DAG
 	for i, m := range msgs {
 		if int(m) >= len(d.Msgs) || m < 0 {
-			return fmt.Errorf("sim.telemetry.flows[%d]: there is no flow %d (this job's flows are 0 to %d: the id of run --flows' records)", i, m, len(d.Msgs)-1)
+			return fmt.Errorf("sim.telemetry.flows[%d]: there is no flow %d (this job's flows are 0 to %d: the id of sim.record_flows' records)", i, m, len(d.Msgs)-1)
 		}
 		if d.Msgs[m].Marker {
-			return fmt.Errorf("sim.telemetry.flows[%d]: %d is a marker of the collective's schedule, not a flow (pick an id from run --flows' records)", i, m)
+			return fmt.Errorf("sim.telemetry.flows[%d]: %d is a marker of the collective's schedule, not a flow (pick an id from sim.record_flows' records)", i, m)
 		}
 	}
 	t.metric = t.s.tr.watchFlows(msgs)

@@ -224,7 +224,7 @@ workload: {kind: permutation, sizes: {list: [64KiB]}}
 		{"{telemetry: {ports: 65}}", "sim.telemetry.ports: must be between 0 (off) and 64"},
 		{"{telemetry: {ports: 8, interval: 500ns}}", "sim.telemetry.interval: must be at least 1us"},
 		{"{telemetry: {interval: 1us}}", ""}, // ports 0: off, whatever the interval (a sweep may turn it off)
-		{"{engine: flow, telemetry: {ports: 8}}", "sim.telemetry: samples the packet engine's"},
+		{"{engine: flow, telemetry: {ports: 8}}", "sim.engine: flow: sim.telemetry samples the packet engine's ports"},
 		// A long run is decimated, never refused.
 		{"{telemetry: {ports: 8}}", ""},
 		{"{telemetry: {ports: top 8}}", ""},
@@ -233,7 +233,7 @@ workload: {kind: permutation, sizes: {list: [64KiB]}}
 		{"{telemetry: {ports: top eight}}", `sim.telemetry.ports: needs a number, "top N" or a list`},
 		{"{telemetry: {ports: -1}}", "sim.telemetry.ports: must be between 0 (off) and 64"},
 		{"{telemetry: {flows: 65}}", "sim.telemetry.flows: must be between 0 (none) and 64"},
-		{"{telemetry: {flows: [3, x]}}", `sim.telemetry.flows[1]: needs a flow ID (a whole number, the id of run --flows' records), got "x"`},
+		{"{telemetry: {flows: [3, x]}}", `sim.telemetry.flows[1]: needs a flow ID (a whole number, the id of sim.record_flows' records), got "x"`},
 		{"{telemetry: {flows: top 4, what: [queue, rate]}}", ""},
 		{"{telemetry: {ports: 4, what: [depth]}}", `sim.telemetry.what[0]: must be one of queue, util, pause, ecn, drops, rate, delivered, got "depth"`},
 		{"{telemetry: {ports: [leaf0->spine9]}}", `t.yaml:4:27: sim.telemetry.ports[0]: the fabric has no port "leaf0->spine9" (a port is an egress port of switch node toward peer, or host node's NIC toward its switch, e.g. `},

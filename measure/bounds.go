@@ -7,6 +7,7 @@ import (
 	"fabriclab/sim"
 	"fabriclab/topo"
 	"fabriclab/units"
+	"fabriclab/workload"
 )
 
 // TopologyBounds are the bounds of plan p on the simulated topology tp, as
@@ -89,19 +90,20 @@ func (b *FabricBounds) Ideal(lo, hi int32) sim.Time {
 		consider(tx[h], r)
 		consider(rx[h], r)
 	}
-	// A message that may not start before At cannot end before At plus its
-	// own serialization (replayed flow lists start flows late); CCT counts
-	// from the earliest start, so the bound does too.
+	// A message cannot end before its earliest start plus its own
+	// serialization; CCT counts from the earliest start, so the bound
+	// does too.
+	start := earliestStarts(b.Plan.DAG, lo, hi)
 	var first sim.Time = -1
-	for _, m := range msgs {
-		if !m.Marker && (first < 0 || m.At < first) {
-			first = m.At
+	for i, m := range msgs {
+		if !m.Marker && (first < 0 || start[i] < first) {
+			first = start[i]
 		}
 	}
-	for _, m := range msgs {
-		if m.At > first && !m.Marker {
+	for i, m := range msgs {
+		if !m.Marker && start[i] > first {
 			r := min(tp.Net.HostPorts[m.Src].Rate, tp.Net.HostPorts[m.Dst].Rate)
-			if t := m.At - first + units.SerializationTime(units.Size(m.Bytes), r); t > worst {
+			if t := start[i] - first + units.SerializationTime(units.Size(m.Bytes), r); t > worst {
 				worst = t
 			}
 		}
@@ -184,4 +186,25 @@ func StaticRouting(spec *scenario.Scenario) bool {
 		}
 	}
 	return true
+}
+
+// earliestStarts gives each message of [lo, hi) the earliest time it can
+// start: its own At (a replayed flow's start, a message's arrival), or
+// the earliest start of a message it waits for in the range, if later. A
+// reply's At is 0, but it cannot start before its request. Only starts
+// pass along the dependencies, not the time the messages waited for take
+// to send: a bound with those would be a critical path, which the NIC
+// and link bounds above do not claim to be. Messages wait only for
+// earlier ones (DAG.Add), so one pass in index order does.
+func earliestStarts(d *workload.DAG, lo, hi int32) []sim.Time {
+	start := make([]sim.Time, hi-lo)
+	for i := lo; i < hi; i++ {
+		start[i-lo] = max(start[i-lo], d.Msgs[i].At)
+		for _, j := range d.Successors(i) {
+			if j < hi {
+				start[j-lo] = max(start[j-lo], start[i-lo])
+			}
+		}
+	}
+	return start
 }

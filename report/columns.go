@@ -18,17 +18,20 @@ type ResultColumn struct {
 	// column is not stored as a SQL column (the whole result is stored as
 	// JSON as well). A new stored column needs a new migration.
 	SQL string
-	// CSV is false for a column that is only stored (error).
+	// CSV is false for a column that is only stored.
 	CSV bool
-	// Fabric marks a figure only a simulated fabric measures: its CSV
-	// cell is empty on a row from real hosts (metrics.SizeResult.Hosts),
-	// which did not measure it (the store keeps its NOT NULL 0 there, and
-	// the row's JSON says hosts).
-	Fabric bool
+	// Measured, when set, says whether a row measured the figure: its CSV
+	// cell is empty on a row that did not (the store keeps its NOT NULL 0
+	// there, and the row's JSON says hosts or its engine). The fabric's
+	// counters are the packet engine's only; the routed ideal follows the
+	// simulated fabric's routes, which real hosts do not have.
+	Measured func(r *metrics.SizeResult) bool
 	// Row is the cell of a result's own row: r is a result of variant v
 	// (v is nil in the store, which stores no variant column). A value is a
 	// string, int, int64, uint64, float64, bool, or nil for an empty cell.
 	Row func(v *VariantResult, r *metrics.SizeResult) any
+	// CSVRow, when set, is the row's CSV cell instead of Row's.
+	CSVRow func(r *metrics.SizeResult) any
 	// Job is the cell of the CSV row of j, another job of r (r.Jobs[1:]);
 	// nil leaves the cell empty there: the fabric-wide columns are on
 	// main's row.
@@ -60,14 +63,19 @@ var ResultColumns = []ResultColumn{
 	{Name: "complete", SQL: "BOOLEAN", CSV: true,
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return r.Complete },
 		Job: func(_ *VariantResult, _ *metrics.SizeResult, j *metrics.JobResult) any { return j.Complete }},
-	ofFabric("routed_ideal_s", "DOUBLE PRECISION", func(f *metrics.FabricTotals) any { return f.RoutedIdealS }),
-	ofFabric("routed_ideal_pct", "DOUBLE PRECISION", func(f *metrics.FabricTotals) any { return f.RoutedIdealPct }),
-	{Name: "error", SQL: "TEXT",
-		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return r.Error }},
+	ofRouted("routed_ideal_s", func(f *metrics.FabricTotals) any { return f.RoutedIdealS }),
+	ofRouted("routed_ideal_pct", func(f *metrics.FabricTotals) any { return f.RoutedIdealPct }),
 	ofVariant("sweep", func(v *VariantResult) any { return v.Sweep.String() }),
 	ofJob("job", func(j *metrics.JobResult) any { return j.Name }),
 	ofJob("alone_cct_s", func(j *metrics.JobResult) any { return j.AloneCCTS }),
 	ofJob("interference", func(j *metrics.JobResult) any { return j.Interference }),
+	// Why a failed job failed (a PFC deadlock, a build error): without it
+	// its row would read as one stopped at the time limit. The store keeps
+	// it as it is; CSV, which a terminal may show, has its control
+	// characters escaped.
+	{Name: "error", SQL: "TEXT", CSV: true,
+		Row:    func(_ *VariantResult, r *metrics.SizeResult) any { return r.Error },
+		CSVRow: func(r *metrics.SizeResult) any { return safetext.Terminal(r.Error) }},
 }
 
 // ofVariant is a CSV column of the variant, the same on every row of it.
@@ -88,8 +96,17 @@ func ofTiming(name string, get func(t *metrics.Timing) any) ResultColumn {
 // ofFabric is a stored column of the FabricTotals part: the whole fabric's,
 // on the result's own row only.
 func ofFabric(name, sql string, get func(f *metrics.FabricTotals) any) ResultColumn {
-	return ResultColumn{Name: name, SQL: sql, CSV: true, Fabric: true,
+	return ResultColumn{Name: name, SQL: sql, CSV: true, Measured: (*metrics.SizeResult).FabricMeasured,
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return get(&r.FabricTotals) }}
+}
+
+// ofRouted is a routed-ideal column: as ofFabric, but the flow engine
+// works it out as the packet engine does (the same routes); only real
+// hosts leave it empty.
+func ofRouted(name string, get func(f *metrics.FabricTotals) any) ResultColumn {
+	c := ofFabric(name, "DOUBLE PRECISION", get)
+	c.Measured = func(r *metrics.SizeResult) bool { return r.Hosts == nil }
+	return c
 }
 
 // ofJob is a CSV column of the job a row is about: main (r.Jobs[0]) on the
@@ -119,10 +136,13 @@ func csvHeader() []string {
 }
 
 // CSVValue is column c's cell value for result r of variant v in CSV:
-// empty for a fabric figure on a row from real hosts or the flow engine.
+// empty for a figure the row did not measure (Measured).
 func (c ResultColumn) CSVValue(v *VariantResult, r *metrics.SizeResult) any {
-	if c.Fabric && !r.FabricMeasured() {
+	if c.Measured != nil && !c.Measured(r) {
 		return nil
+	}
+	if c.CSVRow != nil {
+		return c.CSVRow(r)
 	}
 	return c.Row(v, r)
 }

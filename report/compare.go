@@ -108,7 +108,7 @@ func (m Metric) Delta(base, other float64) string {
 // A size a column does not have is "-" (so is the bus bandwidth of a kind
 // without one, see HasBusBW), a failed job "!", an incomplete one
 // (time limit, interrupted) has its value marked "*"; deltas are left out
-// ("-") where either side is missing or failed.
+// ("-") where either side is missing, failed or incomplete.
 func WriteCompare(w io.Writer, cols []Column, metric string) error {
 	m, ok := LookupMetric(metric)
 	if !ok {
@@ -163,8 +163,10 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 			v := m.value(r)
 			txt := m.format(v)
 			if !r.Complete {
+				// Shown, but no delta: a partial time says nothing
+				// about the run it was cut from.
 				incomplete = true
-				txt += "*"
+				return txt + "*", v, false
 			}
 			return txt, v, true
 		}

@@ -761,7 +761,11 @@ func WriteExplain(w io.Writer, v VariantResult) error {
 				fmt.Fprintf(&b, "#   … %d more pause edges in the JSON\n", len(x.PauseTree)-8)
 				break
 			}
-			fmt.Fprintf(&b, "#   %s paused %s: %d frames, %s us paused\n", e.From, e.To, e.Pauses, usec(e.PausedS))
+			frames := "frames"
+			if e.Pauses == 1 {
+				frames = "frame"
+			}
+			fmt.Fprintf(&b, "#   %s paused %s: %d %s, %s us paused\n", e.From, e.To, e.Pauses, frames, usec(e.PausedS))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -151,7 +151,7 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(recs[0], ","); got != "variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct,sweep,job,alone_cct_s,interference" {
+	if got := strings.Join(recs[0], ","); got != "variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct,sweep,job,alone_cct_s,interference,error" {
 		t.Errorf("header = %s", got)
 	}
 	if len(recs) != 1+5 {
@@ -163,11 +163,60 @@ func TestWriteCSV(t *testing.T) {
 			t.Errorf("row %d = %s, want %s", i+1, got, w)
 		}
 	}
-	if got := strings.Join(recs[1], ","); got != "pfc-only,8388608,32,0.000233,36,34.87,0.000226,97,12,345,0,0,0,0,true,0,0,,,," {
+	if got := strings.Join(recs[1], ","); got != "pfc-only,8388608,32,0.000233,36,34.87,0.000226,97,12,345,0,0,0,0,true,0,0,,,,," {
 		t.Errorf("row 1 = %s", got)
 	}
 	if recs[5][14] != "false" {
 		t.Errorf("incomplete row complete = %s", recs[5][14])
+	}
+}
+
+// Which cells a row leaves empty: the flow engine counts no packets but
+// works out the routed ideal on the same routes (it was left empty too,
+// while the table and JSON gave it); real hosts have neither.
+func TestWriteCSVEmptyCells(t *testing.T) {
+	row := func(engine string, hosts bool) metrics.SizeResult {
+		r := metrics.SizeResult{Completion: metrics.Completion{SizeBytes: 1 << 20, Timing: metrics.Timing{CCTS: 0.002, IdealS: 0.001, IdealPct: 50}},
+			FabricTotals: metrics.FabricTotals{PFCPauses: 7, RoutedIdealS: 0.0015, RoutedIdealPct: 75}, Outcome: metrics.Outcome{Complete: true}}
+		r.Engine = engine
+		if hosts {
+			r.Hosts = &metrics.HostsRun{Engine: "hosts", Agents: 2}
+		}
+		return r
+	}
+	o := Output{Variants: []VariantResult{
+		{Name: "packet", Results: []metrics.SizeResult{row("", false)}},
+		{Name: "flow", Results: []metrics.SizeResult{row("flow", false)}},
+		{Name: "hosts", Results: []metrics.SizeResult{row("", true)}},
+	}}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, o); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][3]string{ // pfc_pauses, routed_ideal_s, routed_ideal_pct
+		"packet": {"7", "0.0015", "75"},
+		"flow":   {"", "0.0015", "75"},
+		"hosts":  {"", "", ""},
+	}
+	for _, rec := range recs[1:] {
+		if got := [3]string{rec[8], rec[15], rec[16]}; got != want[rec[0]] {
+			t.Errorf("%s: pfc_pauses, routed_ideal_s, routed_ideal_pct = %q, want %q", rec[0], got, want[rec[0]])
+		}
+	}
+	// A failed row says why in the last column (appended: the columns
+	// before it keep their places).
+	failed := row("", false)
+	failed.Complete, failed.Error = false, "PFC deadlock at 141.8 us"
+	b.Reset()
+	if err := WriteCSV(&b, Output{Variants: []VariantResult{{Name: "failed", Results: []metrics.SizeResult{failed}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = csv.NewReader(&b).ReadAll(); err != nil || recs[0][len(recs[0])-1] != "error" || recs[1][len(recs[1])-1] != failed.Error {
+		t.Errorf("failed row: %q, %v", recs, err)
 	}
 }
 
@@ -351,9 +400,9 @@ func TestWriteCSVJobs(t *testing.T) {
 	if err := WriteCSV(&b, o); err != nil {
 		t.Fatal(err)
 	}
-	want := `variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct,sweep,job,alone_cct_s,interference
-v,1048576,8,9.137e-05,0,0,0,0,4,0,0,0,0,0,true,0,0,,main,4.789e-05,1.908
-v,1048576,4,0.00019125,2.5,0,0,0,,,,,,,true,,,,background,0.00013544,1.412
+	want := `variant,size_bytes,ranks,cct_s,algbw_gbps,busbw_gbps,ideal_s,ideal_pct,pfc_pauses,ecn_marks,drops,retransmits,cnps,timeouts,complete,routed_ideal_s,routed_ideal_pct,sweep,job,alone_cct_s,interference,error
+v,1048576,8,9.137e-05,0,0,0,0,4,0,0,0,0,0,true,0,0,,main,4.789e-05,1.908,
+v,1048576,4,0.00019125,2.5,0,0,0,,,,,,,true,,,,background,0.00013544,1.412,
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)

@@ -35,6 +35,9 @@ func TestCSVNeutralizesFormulas(t *testing.T) {
 	}
 	for _, row := range rows[1:] {
 		for c, cell := range row {
+			if strings.ContainsAny(cell, "\x1b\u009b") {
+				t.Errorf("column %s: cell %q has a terminal escape", CSVHeader[c], cell)
+			}
 			if cell != "" && strings.ContainsRune("=+@\t\r", rune(cell[0])) {
 				t.Errorf("column %s: cell %q starts a formula", CSVHeader[c], cell)
 			}

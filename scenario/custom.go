@@ -181,7 +181,7 @@ func ParseTopologyYAML(name string, data []byte) (*topo.Graph, error) {
 	if e := prescan(name, data, yamlTopologyLimits); e != nil {
 		return nil, limitErr(e)
 	}
-	tokens := lexer.Tokenize(string(data))
+	tokens := lexer.Tokenize(string(inputfile.TrimBOM(data)))
 	if e := checkTokens(name, tokens, yamlTopologyLimits); e != nil {
 		return nil, limitErr(e)
 	}

@@ -416,6 +416,26 @@ func FlowEngineSupports(s *Scenario) (ok bool, why string) {
 	if s.Sim.Explain {
 		return false, "sim.explain reads per-packet queueing and pauses"
 	}
+	if len(s.Topology.PFCStorms) > 0 {
+		return false, "a PFC storm is pause frames, which the flow engine does not model"
+	}
+	if len(s.Probes) > 0 {
+		return false, "probes are paced UDP streams, which run on real hosts only (--engine hosts)"
+	}
+	if s.Switch.PFC.Watchdog.Detect > 0 {
+		return false, "the PFC watchdog acts on paused queues, which the flow engine does not model"
+	}
+	if s.Sim.Telemetry.On() {
+		return false, "sim.telemetry samples the packet engine's ports"
+	}
+	if s.NIC.ActiveQPs > 0 {
+		return false, "nic.active_qps is NIC arbitration of packets, which the flow engine does not model"
+	}
+	for _, f := range s.Topology.Failures {
+		if f.Until > 0 {
+			return false, "a link that comes back up (topology.failures until) is not modeled by the flow engine"
+		}
+	}
 	for _, f := range s.ForwardingPolicies() {
 		p, known := fabric.Policies[f]
 		if !known {

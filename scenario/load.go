@@ -280,7 +280,7 @@ func (f *File) decode() error {
 // empty document. The lexer's tokens are checked (see checkTokens) before
 // the parser, whose cost is not linear, sees them.
 func (f *File) parseDoc(w *walker) (ast.Node, error) {
-	tokens := lexer.Tokenize(string(f.Source))
+	tokens := lexer.Tokenize(string(inputfile.TrimBOM(f.Source)))
 	if err := checkTokens(f.Path, tokens, defaultTextLimits); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/token"
+
+	"fabriclab/internal/inputfile"
 )
 
 // The YAML library's cost is not linear in its input: a block mapping is
@@ -98,6 +100,7 @@ func byteCount(n int64) string {
 
 // prescan checks the raw text against lim before it is parsed.
 func prescan(file string, src []byte, lim textLimits) *Error {
+	src = inputfile.TrimBOM(src) // as the lexer gets it
 	s := prescanner{src: src, file: file, lim: lim, line: 1, nodeLine: 1, delim: -1}
 	for s.err == nil && s.i < len(src) {
 		at := s.i
@@ -157,6 +160,11 @@ type prescanner struct {
 	// (a key, if a separator follows) started since the last separator.
 	nodeAt, nodeLine, nodeLineStart int
 	keyed                           bool
+	// valued: that node started on the line of the last separator
+	// (colonLine), so it is a value, and a ':' first on the next line is
+	// an empty key of its own, not that node's separator.
+	valued    bool
+	colonLine int
 	// unnamed: an "&" or "*" without a name, which the next token gives,
 	// on this line or another.
 	unnamed bool
@@ -296,7 +304,7 @@ func (s *prescanner) startLine() {
 		return
 	}
 	s.plain = false
-	if s.flows > 0 || s.unnamed || src[j] == ':' && s.keyed && s.separator() {
+	if s.flows > 0 || s.unnamed || src[j] == ':' && s.keyed && !s.valued && s.separator() {
 		// Indentation means nothing inside brackets, nor for the ':' of a
 		// key on the line before.
 		s.scanLine()
@@ -337,6 +345,9 @@ func (s *prescanner) scanLine() {
 			case ',':
 				s.i++
 				s.keyed, s.scalarCol = false, -1
+				if s.n > 0 && s.lv[s.n-1].kind == '[' {
+					s.lv[s.n-1].keys = 0 // the next entry's keys
+				}
 				continue
 			case ']', '}':
 				if s.closer(c) {
@@ -357,6 +368,7 @@ func (s *prescanner) scanLine() {
 				s.delim = s.scalarCol
 			}
 			s.keyed, s.scalarCol = false, -1
+			s.colonLine = s.line
 			s.key()
 			s.i++
 			continue
@@ -388,9 +400,11 @@ func (s *prescanner) separator() bool {
 	return false
 }
 
-// key counts a key in the block mapping on top.
+// key counts a key in the block mapping on top, or in an entry of the
+// flow sequence on top: the parser makes one block mapping of an entry's
+// keys when no ',' parts them ("[a: 1\n b: 2]").
 func (s *prescanner) key() {
-	if s.n == 0 || s.lv[s.n-1].kind != 'b' {
+	if s.n == 0 || s.lv[s.n-1].kind == '{' || s.lv[s.n-1].kind == 's' {
 		return
 	}
 	l := &s.lv[s.n-1]
@@ -404,7 +418,7 @@ func (s *prescanner) key() {
 func (s *prescanner) node(c byte) bool {
 	if !s.keyed {
 		s.nodeAt, s.nodeLine, s.nodeLineStart = s.i, s.line, s.lineStart
-		s.keyed = true
+		s.keyed, s.valued = true, s.line == s.colonLine
 	}
 	col, at := s.col(s.i), s.i
 	s.scalarCol = -1
@@ -747,12 +761,22 @@ func checkTokens(file string, tks token.Tokens, lim textLimits) *Error {
 		seq       bool
 	}
 	var st [maxDepth + 2]block
+	// flows are the open brackets; keys counts the keys of a sequence's
+	// entry since its last ','.
+	type flowLevel struct {
+		seq  bool
+		keys int
+	}
+	var flows [maxDepth + 2]flowLevel
 	n, flow, values := 0, 0, 0
 	// A node starts after a separator, "- " or "?", or first on a line;
 	// anchors and tags hold the start for the node they precede on the line.
 	// The token after "&" or "*" is its name, wherever it is.
 	starts, hold, name := true, false, false
 	keyLine, keyCol := 0, 0
+	// valueNode: the node at keyLine:keyCol follows a ':' on its line
+	// (colonLine: the last ':''s).
+	valueNode, colonLine := false, 0
 	prevLine := 0
 	fail := func(line, col int, msg string) *Error {
 		return &Error{File: file, Line: line, Col: col, Msg: msg}
@@ -792,11 +816,22 @@ func checkTokens(file string, tks token.Tokens, lim textLimits) *Error {
 		if flow > 0 {
 			switch tk.Type {
 			case token.SequenceStartType, token.MappingStartType:
-				if flow++; max(n-1, 0)+flow > lim.depth {
+				if flow++; max(n-1, 0)+flow > lim.depth || flow > len(flows) {
 					return fail(line, col, depthMsg(lim))
 				}
+				flows[flow-1] = flowLevel{seq: tk.Type == token.SequenceStartType}
 			case token.SequenceEndType, token.MappingEndType:
 				flow--
+			case token.CollectEntryType:
+				flows[flow-1].keys = 0
+			case token.MappingValueType:
+				// An entry of a sequence whose keys no ',' parts is one
+				// block mapping to the parser ("[a: 1\n b: 2]").
+				if f := &flows[flow-1]; f.seq {
+					if f.keys++; f.keys > lim.keys {
+						return fail(line, col, keysMsg(lim))
+					}
+				}
 			}
 			continue
 		}
@@ -829,13 +864,18 @@ func checkTokens(file string, tks token.Tokens, lim textLimits) *Error {
 		case token.AnchorType, token.TagType, token.AliasType:
 			if node {
 				keyLine, keyCol = line, col
+				valueNode = line == colonLine
 			}
 			starts, hold = false, tk.Type != token.AliasType
 			name = tk.Type != token.TagType
 		case token.MappingValueType:
-			if starts && !hold { // no key: it is empty, here
+			// No key: it is empty, here. So it is too for a ':' first
+			// on its line after the value of a ':' on that value's line
+			// (the parser takes ": x" lines for keys of their own).
+			if starts && !hold || first && valueNode {
 				keyLine, keyCol = line, col
 			}
+			colonLine = line
 			if err := key(); err != nil {
 				return err
 			}
@@ -846,12 +886,14 @@ func checkTokens(file string, tks token.Tokens, lim textLimits) *Error {
 		default:
 			if node {
 				keyLine, keyCol = line, col
+				valueNode = line == colonLine
 			}
 			starts, hold = false, false
 			if tk.Type == token.SequenceStartType || tk.Type == token.MappingStartType {
 				if flow = 1; max(n-1, 0)+flow > lim.depth {
 					return fail(line, col, depthMsg(lim))
 				}
+				flows[0] = flowLevel{seq: tk.Type == token.SequenceStartType}
 			}
 		}
 	}

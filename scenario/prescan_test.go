@@ -137,11 +137,22 @@ func TestCheckTokensKeys(t *testing.T) {
 		"!!str a: 1\n!!str b: 2\n!!str c: 3\n!!str d: 4\n",
 		"? a\n: 1\n? b\n: 2\n? c\n: 3\n? d\n: 4\n",
 		"\"a\nx\": 1\nb: 2\nc: 3\nd: 4\n",
+		// Found by fuzzing: lines of ": x" are empty keys of their own,
+		// and a sequence entry's keys no ',' parts are one mapping.
+		"0\n: 0\n: 0\n: 0\n: 00:",
+		"[   0: \n    0: \n    0: \n    0: 0]",
 	} {
 		err := checkTokens("t.yaml", lexer.Tokenize(text), small)
 		if err == nil || !strings.Contains(err.Error(), "more than 3 keys") {
 			t.Errorf("%q: %v", text, err)
 		}
+		if scan := prescan("t.yaml", []byte(text), small); scan == nil && strings.HasPrefix(text, "[") {
+			t.Errorf("%q: the byte scan passed it", text)
+		}
+	}
+	// Entries a ',' parts are mappings of their own.
+	if scan, tokens := checkText("t.yaml", []byte("[a: 1, b: 2, c: 3, d: 4]"), small); scan != nil || tokens != nil {
+		t.Errorf("single-key entries: prescan %v, tokens %v", scan, tokens)
 	}
 }
 

@@ -381,6 +381,33 @@ func TestErrorColumn(t *testing.T) {
 	}
 }
 
+// A byte-order mark (editors on Windows write one) is no part of the
+// first key: the file reads as without it, and errors point where they do
+// without it.
+func TestByteOrderMark(t *testing.T) {
+	src := "name: bom\n" + minimal
+	plain, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked, err := Parse("t.yaml", []byte("\ufeff"+src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(plain.Jobs(), marked.Jobs()) {
+		t.Error("a byte-order mark changed the jobs")
+	}
+	if _, err := Parse("t.yaml", []byte("\ufeffnamee: bom\n"+minimal)); err == nil || !strings.HasPrefix(err.Error(), `t.yaml:1:1: namee: unknown key "namee"`) {
+		t.Errorf("err = %v, want it at 1:1", err)
+	}
+	deep := "a: " + strings.Repeat("[", 100)
+	_, plainErr := Parse("t.yaml", []byte(deep))
+	_, markedErr := Parse("t.yaml", []byte("\ufeff"+deep))
+	if plainErr == nil || markedErr == nil || plainErr.Error() != markedErr.Error() {
+		t.Errorf("the nesting guard: %v without the mark, %v with it", plainErr, markedErr)
+	}
+}
+
 func TestVariantsDeepMerge(t *testing.T) {
 	f := mustParse(t, `
 topology:
@@ -656,6 +683,26 @@ func TestHostsAndSpines(t *testing.T) {
 			if s := topo.LeafSpines(topoSize(c.t)); s != c.spines {
 				t.Errorf("LeafSpines(%+v) = %d, want %d", c.t, s, c.spines)
 			}
+		}
+	}
+}
+
+// A leaf-spine whose derived spines cannot give the ratio asked says what
+// the leaves are; one that can, or with spines given, says nothing.
+func TestOversubscriptionNote(t *testing.T) {
+	for _, c := range []struct{ topo, want string }{
+		{"{kind: leaf-spine, hosts: 32, hosts_per_leaf: 8, oversubscription: 3}", "topology.oversubscription 3: 8 hosts per leaf at 400Gbps over 3 spines at 400Gbps make the leaves 2.67:1"},
+		{"{kind: leaf-spine, hosts: 36, hosts_per_leaf: 6, oversubscription: 3}", ""},
+		{"{kind: leaf-spine, hosts: 32, hosts_per_leaf: 8, oversubscription: 2}", ""},
+		{"{kind: leaf-spine, hosts: 32, hosts_per_leaf: 8, spines: 3}", ""},
+		{"{kind: leaf-spine, hosts: 32, hosts_per_leaf: 8, host_link: {rate: 100Gbps}, fabric_link: {rate: 400Gbps}}", ""},
+		{"{kind: leaf-spine, hosts: 24, hosts_per_leaf: 3, host_link: {rate: 100Gbps}, fabric_link: {rate: 400Gbps}}", ""}, // 0.75:1, for 1:1 asked
+		{"{kind: leaf-spine, hosts: 40, hosts_per_leaf: 10, oversubscription: 2, host_link: {rate: 100Gbps}, fabric_link: {rate: 400Gbps}}", "make the leaves 1.25:1"},
+	} {
+		f := mustParse(t, "topology: "+c.topo+"\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\n")
+		notes := strings.Join(Notes(f.Variants[0].Spec), "\n")
+		if c.want == "" && strings.Contains(notes, "oversubscription") || c.want != "" && !strings.Contains(notes, c.want) {
+			t.Errorf("%s: notes %q, want %q", c.topo, notes, c.want)
 		}
 	}
 }

@@ -213,11 +213,17 @@ func valueText(n ast.Node) string {
 // "key=[v1, v2]". A key the file sweeps gets the new values in its place;
 // a new key is added at the end.
 func (f *File) addSweeps(opts []string) error {
+	given := map[string]bool{}
 	for _, s := range opts {
 		d, err := f.parseSweepOption(s)
 		if err != nil {
 			return err
 		}
+		if given[d.key] {
+			// Two options for one key: the last would win unseen.
+			return &Error{File: f.Path, Set: d.key, Flag: "--sweep", Msg: "is given twice; give all its values in one --sweep"}
+		}
+		given[d.key] = true
 		replaced := false
 		for i := range f.sweep {
 			if f.sweep[i].key == d.key {

@@ -249,6 +249,12 @@ func TestSweepOption(t *testing.T) {
 			t.Errorf("--sweep %s: err = %v, want prefix %q", b.sweep, err, b.want)
 		}
 	}
+	// Two options for one key: refused (the last one replaced the first,
+	// unseen), as a key given twice in one option is.
+	_, err = ParseOptions("t.yaml", []byte(text), Options{Sweeps: []string{"nic.overhead=64B,128B", "nic.overhead=96B"}})
+	if err == nil || err.Error() != "--sweep nic.overhead: is given twice; give all its values in one --sweep" {
+		t.Errorf("two --sweep of a key: %v", err)
+	}
 	// Many values of one key are fine until the points pass the limit.
 	vals := make([]string, 300)
 	for i := range vals {

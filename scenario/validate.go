@@ -888,8 +888,31 @@ func Notes(s *Scenario) []string {
 	if s.Switch.Trimming && s.Transport.Kind != "uet" {
 		out = append(out, fmt.Sprintf("switch.trimming: %s treats a trimmed packet as lost (only UET asks for it again at once)", s.Transport.Kind))
 	}
+	if note := oversubscriptionNote(s.Topology); note != "" {
+		out = append(out, note)
+	}
 	out = append(out, customNotes(s)...)
 	return append(out, timeLimitNotes(s)...)
+}
+
+// oversubscriptionNote says when a leaf-spine's spines, derived from
+// topology.oversubscription, give its leaves another ratio: spines are
+// whole, so the uplinks are rounded up (3 for 8 hosts at 3:1 make 2.67:1).
+func oversubscriptionNote(t Topology) string {
+	if t.Kind != "leaf-spine" || t.Spines != 0 || t.HostsPerLeaf <= 0 || t.HostLink.Rate <= 0 || t.FabricLink.Rate <= 0 {
+		return ""
+	}
+	want := t.Oversubscription
+	if want <= 1 {
+		return "" // non-blocking asked: more uplinks than that harm nothing
+	}
+	spines := topo.SpinesFor(t.HostsPerLeaf, t.HostLink.Rate, t.FabricLink.Rate, want)
+	got := float64(t.HostsPerLeaf) * float64(t.HostLink.Rate) / (float64(spines) * float64(t.FabricLink.Rate))
+	if math.Abs(got-want) <= 1e-9*want {
+		return ""
+	}
+	return fmt.Sprintf("topology.oversubscription %g: %d hosts per leaf at %v over %d spines at %v make the leaves %.3g:1 (spines are whole: rounded up); for %g:1 set hosts_per_leaf or the rates so that the uplinks come out whole, or spines",
+		want, t.HostsPerLeaf, t.HostLink.Rate, spines, t.FabricLink.Rate, got, want)
 }
 
 // openReferenced opens a file the scenario names (name as written, path
@@ -1023,7 +1046,7 @@ func (c *checker) telemetry(o SimOpts) {
 	for i, id := range t.Flows.List {
 		n, err := strconv.Atoi(id)
 		key := fmt.Sprintf("sim.telemetry.flows[%d]", i)
-		c.need(err == nil && n >= 0 && n <= math.MaxInt32, key, "needs a flow ID (a whole number, the id of run --flows' records), got %s", brief(id))
+		c.need(err == nil && n >= 0 && n <= math.MaxInt32, key, "needs a flow ID (a whole number, the id of sim.record_flows' records), got %s", brief(id))
 		if j, dup := ids[n]; err == nil && dup {
 			c.fail(key, "names the same flow as sim.telemetry.flows[%d]", j)
 		}
@@ -1033,7 +1056,6 @@ func (c *checker) telemetry(o SimOpts) {
 		c.need(slices.Contains(TelemetryQuantities, q), fmt.Sprintf("sim.telemetry.what[%d]", i), "must be one of %s, got %s", strings.Join(TelemetryQuantities, ", "), brief(q))
 	}
 	c.need(t.Interval == 0 || t.Interval >= units.Microsecond, "sim.telemetry.interval", "must be at least 1us, got %v", t.Interval)
-	c.need(!t.On() || o.Engine != "flow", "sim.telemetry", "samples the packet engine's queues and ports; sim.engine flow has none (use sim.engine packet)")
 }
 
 // fabricIssue is a problem of a fabric, found once for every variant that

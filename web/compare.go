@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -58,7 +59,7 @@ func (s *Server) columns(sel []compareSel) ([]report.Column, []charts.Source, er
 		if !ok {
 			out, m, err := s.cfg.Store.Run(a.id)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, &runError{a.id, err}
 			}
 			l = loaded{out, m}
 			runs[a.id] = l
@@ -81,6 +82,16 @@ func (s *Server) columns(sel []compareSel) ([]report.Column, []charts.Source, er
 	return cols, srcs, nil
 }
 
+// failColumns answers a selection columns refused: a run that could not
+// be read as failRun does, a variant the run does not have with 404.
+func (s *Server) failColumns(w http.ResponseWriter, r *http.Request, err error) {
+	if re, ok := errors.AsType[*runError](err); ok {
+		s.failRun(w, r, re)
+		return
+	}
+	s.fail(w, r, http.StatusNotFound, oneLine(err.Error()))
+}
+
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	sel, err := parseSel(r.URL.Query())
 	if err != nil {
@@ -91,7 +102,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 	if len(sel) > 0 {
 		cols, _, err := s.columns(sel)
 		if err != nil {
-			s.fail(w, r, http.StatusNotFound, oneLine(err.Error()))
+			s.failColumns(w, r, err)
 			return
 		}
 		if len(cols) < 2 {
@@ -129,7 +140,7 @@ func (s *Server) compareReport(w http.ResponseWriter, r *http.Request) {
 	}
 	_, srcs, err := s.columns(sel)
 	if err != nil {
-		s.fail(w, r, http.StatusNotFound, oneLine(err.Error()))
+		s.failColumns(w, r, err)
 		return
 	}
 	s.writeReport(w, r, srcs, "")

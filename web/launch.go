@@ -210,7 +210,8 @@ func (lr *launcher) run(l *launch) {
 	}
 	id, err := s.cfg.Store.BeginRun(meta, vs)
 	if err != nil {
-		l.update(func() { l.state = store.StatusFailed; l.errMsg = "could not save the run: " + oneLine(err.Error()) })
+		msg := s.storeProblem(fmt.Sprintf("launch %d: could not save the run", l.ID), err)
+		l.update(func() { l.state = store.StatusFailed; l.errMsg = msg })
 		return
 	}
 	if s.cfg.Queue != nil {
@@ -247,10 +248,14 @@ func (lr *launcher) run(l *launch) {
 	if err := s.cfg.Store.FinishRun(id, status, time.Now().UTC().Format(time.RFC3339)); err != nil && saveErr == nil {
 		saveErr = err
 	}
+	var saveMsg string
+	if saveErr != nil {
+		saveMsg = s.storeProblem(fmt.Sprintf("launch %d (run %d): not everything could be saved", l.ID, id), saveErr)
+	}
 	l.update(func() {
 		l.state, l.finished = status, time.Now()
-		if saveErr != nil {
-			l.errMsg = "not everything could be saved: " + oneLine(saveErr.Error())
+		if saveMsg != "" {
+			l.errMsg = saveMsg
 		}
 	})
 	s.logf("launch %d (run %d) %s", l.ID, id, status)
@@ -322,7 +327,8 @@ func (lr *launcher) follow(l *launch, id int64) {
 		}
 		m, err := s.cfg.Store.Meta(id)
 		if err != nil {
-			l.update(func() { l.errMsg = oneLine(err.Error()) })
+			msg := s.storeProblem(fmt.Sprintf("launch %d (run %d): its state could not be read", l.ID, id), err)
+			l.update(func() { l.errMsg = msg })
 			continue
 		}
 		final := m.Status != store.StatusRunning && m.Status != store.StatusQueued && m.Status != ""
@@ -632,22 +638,53 @@ func nameOf(f *scenario.File, source string) string {
 // server offers: in the examples directory, or the shared size
 // distributions.
 func (s *Server) allowedRef(p string) bool {
+	within := func(dir, p string) bool {
+		rel, err := filepath.Rel(dir, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
 	inside := func(dir string) bool {
 		if dir == "" {
 			return false
 		}
 		absDir, err1 := filepath.Abs(dir)
 		absP, err2 := filepath.Abs(p)
-		if err1 != nil || err2 != nil {
+		if err1 != nil || err2 != nil || !within(absDir, absP) {
 			return false
 		}
-		rel, err := filepath.Rel(absDir, absP)
-		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+		// A symbolic link inside may lead out of it: where the path
+		// leads, as the kernel will follow it, must be inside too.
+		target, ok := resolved(p)
+		realDir, err := filepath.EvalSymlinks(absDir)
+		return ok && err == nil && within(realDir, target)
 	}
 	if inside(s.cfg.ExamplesDir) || inside(os.Getenv(scenario.WorkloadsEnv)) {
 		return true
 	}
-	return strings.HasSuffix(filepath.Dir(filepath.Clean(p)), filepath.Join("shared", "data", "workloads"))
+	shared := func(p string) bool {
+		return strings.HasSuffix(filepath.Dir(filepath.Clean(p)), filepath.Join("shared", "data", "workloads"))
+	}
+	target, ok := resolved(p)
+	return shared(p) && ok && shared(target)
+}
+
+// resolved is where path p leads once its symbolic links are followed,
+// the way opening it would: "link/.." is the link target's parent, not
+// the link's directory, so p is never cleaned first. A file that does
+// not exist leads where its directory does; false when that does not
+// exist either.
+func resolved(p string) (string, bool) {
+	if target, err := filepath.EvalSymlinks(p); err == nil {
+		return target, true
+	}
+	dir, name := ".", p
+	if i := strings.LastIndexByte(p, filepath.Separator); i >= 0 {
+		dir, name = p[:i+1], p[i+1:]
+	}
+	target, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", false
+	}
+	return filepath.Join(target, name), true
 }
 
 // launchID reads the {id} of a launch path.

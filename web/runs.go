@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -69,7 +70,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	metas, err := s.cfg.Store.Runs(f)
 	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, oneLine(err.Error()))
+		s.fail(w, r, http.StatusInternalServerError, s.storeProblem("the runs could not be read from the results database", err))
 		return
 	}
 	statuses := map[string]bool{}
@@ -166,14 +167,30 @@ func (s *Server) runID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 func (s *Server) loadRun(w http.ResponseWriter, r *http.Request, id int64) (report.Output, store.Meta, bool) {
 	out, m, err := s.cfg.Store.Run(id)
 	if err != nil {
-		code := http.StatusInternalServerError
-		if strings.Contains(err.Error(), "no run") {
-			code = http.StatusNotFound
-		}
-		s.fail(w, r, code, oneLine(err.Error()))
+		s.failRun(w, r, &runError{id, err})
 		return out, m, false
 	}
 	return out, m, true
+}
+
+// runError is run id that could not be read.
+type runError struct {
+	id  int64
+	err error
+}
+
+func (e *runError) Error() string { return fmt.Sprintf("run %d: %v", e.id, e.err) }
+func (e *runError) Unwrap() error { return e.err }
+
+// failRun answers a run that could not be read: 404 for one that is not in
+// the store, 500 otherwise, the reason in the server's log and not on the
+// page (it names the server's files).
+func (s *Server) failRun(w http.ResponseWriter, r *http.Request, e *runError) {
+	if errors.Is(e.err, store.ErrNotFound) {
+		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no run %d", e.id))
+		return
+	}
+	s.fail(w, r, http.StatusInternalServerError, s.storeProblem(fmt.Sprintf("run %d could not be read from the results database", e.id), e.err))
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {

@@ -322,6 +322,14 @@ func (s *Server) logf(format string, a ...any) {
 }
 
 // fail renders the error page.
+// storeProblem logs err, from the results database, and returns what a
+// page says of it: what failed, without the server's paths its message
+// names.
+func (s *Server) storeProblem(what string, err error) string {
+	s.logf("%s: %v", what, err)
+	return what + " (the server's log says why)"
+}
+
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)

@@ -205,6 +205,15 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s served a source file", p)
 		}
 	}
+	// A run that is not in the store is not found (it was a 500 naming the
+	// database's file), on every page that reads one.
+	for _, p := range []string{"/runs/999", "/runs/999/download/json", "/runs/999/download/csv", "/runs/999/download/html",
+		"/runs/999/report", "/compare?run=999", fmt.Sprintf("/compare?run=%d&run=999", id), "/compare/report?run=999"} {
+		code, body, _ := g.get(p)
+		if code != http.StatusNotFound || !strings.Contains(body, "no run 999") || strings.Contains(body, ".db") {
+			t.Errorf("%s: %d\n%s", p, code, body)
+		}
+	}
 	for _, p := range []string{"/runs", fmt.Sprintf("/runs/%d", id)} {
 		_, body, _ := g.get(p)
 		if strings.Contains(body, evil) || !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
@@ -244,6 +253,23 @@ func TestBadInput(t *testing.T) {
 	code, body, _ = g.post("/launch", url.Values{"yaml": {fmt.Sprintf(flows, outside)}, "csrf": {g.csrf()}})
 	if code != 422 || !strings.Contains(body, "outside the examples directory") {
 		t.Errorf("a scenario reading a file elsewhere: %d\n%s", code, body)
+	}
+	// Nor through a symbolic link in the examples directory (a link to a
+	// file, or to a directory, elsewhere).
+	if err := os.Symlink(outside, filepath.Join(g.s.cfg.ExamplesDir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(g.s.cfg.ExamplesDir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	// Nor with a ".." after a link: cleaned, the path is inside the
+	// examples; opened, it leads to the link target's parent.
+	back := filepath.Join(g.s.cfg.ExamplesDir, "linkdir") + "/../" + filepath.Base(filepath.Dir(outside)) + "/flows.txt"
+	for _, ref := range []string{"link.txt", "linkdir/flows.txt", back} {
+		code, body, _ = g.post("/launch", url.Values{"yaml": {fmt.Sprintf(flows, ref)}, "csrf": {g.csrf()}})
+		if code != 422 || !strings.Contains(body, "outside the examples directory") {
+			t.Errorf("a scenario reading %s, a link out of the examples: %d\n%s", ref, code, body)
+		}
 	}
 	// Refused before it is opened: a file that does not exist is refused
 	// the same way, not found missing (nothing outside is even looked at).

@@ -38,6 +38,17 @@ src,dst,bytes,start
 	}
 }
 
+// A CSV a spreadsheet exported starts with a byte-order mark: the header
+// is still a header, and a first flow still a flow.
+func TestParseFlowListByteOrderMark(t *testing.T) {
+	for _, in := range []string{"\ufeffsrc,dst,bytes,start\n0,1,1500,0\n", "\ufeff0,1,1500,0\n"} {
+		got, err := ParseFlowList("f.csv", strings.NewReader(in))
+		if err != nil || len(got) != 1 || got[0].Bytes != 1500 {
+			t.Errorf("%q: %+v, %v", in, got, err)
+		}
+	}
+}
+
 func TestParseFlowListErrors(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"0 1", "f.txt:1: want \"src dst bytes [start [path]]\", got 2 fields"},

@@ -15,6 +15,7 @@ import (
 
 	"fabriclab/engines"
 	"fabriclab/hosts"
+	"fabriclab/internal/inputfile"
 	"fabriclab/internal/safetext"
 	"fabriclab/lab"
 	"fabriclab/metrics"
@@ -133,6 +134,19 @@ PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
 		if fl := cmd.Flags().Lookup("db"); fl != nil && fl.Changed && fl.Value.String() == "" {
 			return usageErr(cmd, "--db needs a path or a postgres:// URL (leave it out for the default database)")
 		}
+		// A --set or --sweep without key= is a bad command line (exit 2);
+		// a bad value is the scenario's to refuse, at its key.
+		for _, opt := range [][2]string{{"set", "key=value"}, {"sweep", "key=v1,v2,…"}} {
+			values, err := cmd.Flags().GetStringArray(opt[0])
+			if err != nil {
+				continue // the command has no such flag
+			}
+			for _, v := range values {
+				if key, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(key) == "" {
+					return usageErr(cmd, "--%s %s: needs %s", opt[0], inputfile.Token(v), opt[1])
+				}
+			}
+		}
 		return nil
 	}
 	root.AddCommand(a.runCmd(), a.validateCmd(), a.analyzeCmd(), a.versionCmd())
@@ -169,7 +183,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 }
 
 // sweepUsage is the help of --sweep, shared by run and validate.
-const sweepUsage = "sweep a scenario key over values, `key=v1,v2,…` or key=[v1, v2] (repeatable, one key each; adds to or replaces the file's sweep)"
+const sweepUsage = "sweep a scenario key over values, `key=v1,v2,...` or key=[v1, v2] (repeatable, one key each; adds to or replaces the file's sweep)"
 
 func (a *app) validateCmd() *cobra.Command {
 	var sets, sweeps []string
@@ -596,6 +610,11 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		}
 		if err := checkOutput(out); err != nil {
 			return err
+		}
+	}
+	if f.pngDir != "" {
+		if err := checkOutputDir(f.pngDir); err != nil {
+			return fmt.Errorf("--report-png: %w", err)
 		}
 	}
 

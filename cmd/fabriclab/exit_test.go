@@ -209,6 +209,19 @@ func TestRunBadOutputFailsBeforeAnyJob(t *testing.T) {
 	if code := a.execute(context.Background(), []string{"run", "--json", p, "--csv", p, "x.yaml"}); code != exitUsage {
 		t.Errorf("same file: exit %d, stderr %q", code, stderr)
 	}
+	// So is a --set or --sweep without key= (it exited 1, as a bad value
+	// does), on every command that takes them.
+	for _, args := range [][]string{{"run", "--set", "=5"}, {"run", "--set", "nokey"}, {"run", "--sweep", "nic.mtu"},
+		{"validate", "--set", " =1"}, {"analyze", "--set", "x"}, {"nccl", "alltoall", "--set", "x"}} {
+		var ran atomic.Int32
+		a, _, stderr := newTestApp(testPlan(1, 1), countingRun(&ran))
+		if args[0] != "nccl" {
+			args = append(args, "x.yaml")
+		}
+		if code := a.execute(context.Background(), args); code != exitUsage || ran.Load() != 0 || !strings.Contains(stderr.String(), ": needs key=") {
+			t.Errorf("%v: exit %d, %d jobs ran, stderr %q", args, code, ran.Load(), stderr)
+		}
+	}
 }
 
 func TestCheckOutputLeavesFilesAlone(t *testing.T) {

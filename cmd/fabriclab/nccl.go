@@ -180,14 +180,27 @@ func (f fabricSpec) topologyYAML(ranks int) (string, error) {
 	switch f.kind {
 	case "leaf-spine":
 		// The largest divisor of ranks up to 8 that leaves two leaves at
-		// least (one leaf would not use its spines).
-		per := 1
+		// least (one leaf would not use its spines), and of those the
+		// largest whose uplinks come out whole at the ratio, two spines
+		// at least (6 hosts a leaf for 3to1 where ranks allow it); else
+		// the ratio is rounded down by whole spines, and run's note says
+		// so.
+		per, exact := 0, 0
 		for d := min(ranks/2, 8); d >= 1; d-- {
-			if ranks%d == 0 {
+			if ranks%d != 0 {
+				continue
+			}
+			if per == 0 {
 				per = d
-				break
+			}
+			if up := float64(d) / f.oversub; exact == 0 && math.Abs(up-math.Round(up)) < 1e-9 && up >= 2 {
+				exact = d
 			}
 		}
+		if exact > 0 {
+			per = exact
+		}
+		per = max(per, 1)
 		fmt.Fprintf(&b, "topology:\n  kind: leaf-spine\n  hosts: %d\n  hosts_per_leaf: %d\n  oversubscription: %s\n", ranks, per, over)
 	case "fat-tree":
 		k := 2

@@ -94,7 +94,17 @@ func TestParseFabric(t *testing.T) {
 		t.Errorf("12 ranks: %s", y)
 	}
 	if y, _ := (fabricSpec{kind: "leaf-spine", rate: units.Gbps, oversub: 1}).topologyYAML(8); !strings.Contains(y, "hosts_per_leaf: 4\n") {
-		t.Errorf("12 ranks: %s", y)
+		t.Errorf("8 ranks: %s", y)
+	}
+	// 3to1 on 48 ranks: 6 hosts a leaf over 2 spines, not 8 over 3
+	// (2.67:1); on 8 ranks no leaf size makes 3:1, and run's note says
+	// what the fabric is.
+	if y, _ := (fabricSpec{kind: "leaf-spine", rate: units.Gbps, oversub: 3}).topologyYAML(48); !strings.Contains(y, "hosts_per_leaf: 6\n") {
+		t.Errorf("48 ranks at 3to1: %s", y)
+	}
+	code, _, stderr := storeApp(t, nil, "nccl", "alltoall", "-b", "1M", "-e", "1M", "--ranks", "8", "--fabric", "leaf-spine:400G:3to1", "--no-store")
+	if code != 0 || !strings.Contains(stderr, "note: topology.oversubscription 3: 4 hosts per leaf at 400Gbps over 2 spines at 400Gbps make the leaves 2:1") {
+		t.Errorf("8 ranks at 3to1: exit %d, stderr %q", code, stderr)
 	}
 	for in, msg := range map[string]string{
 		"torus":                "unknown topology",

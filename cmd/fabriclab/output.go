@@ -27,6 +27,34 @@ import (
 // file that the check created is removed again at once, so a run that never
 // gets to write leaves nothing behind.
 
+// checkOutputDir reports whether dir (--report-png) can take files at
+// the end of the run: a directory that exists and is writable, or one
+// that can be made inside the nearest one that exists. Nothing is left
+// behind.
+func checkOutputDir(dir string) error {
+	for d := dir; ; {
+		st, err := os.Stat(d)
+		switch {
+		case err == nil && !st.IsDir():
+			return fmt.Errorf("cannot write into %s: %s is not a directory", dir, d)
+		case err == nil:
+			f, err := os.CreateTemp(d, ".fabriclab-check-*")
+			if err != nil {
+				return fmt.Errorf("cannot write into %s: %w", dir, unwrapPath(err))
+			}
+			f.Close()
+			return os.Remove(f.Name())
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("cannot write into %s: %w", dir, unwrapPath(err))
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return fmt.Errorf("cannot write into %s: no part of it exists", dir)
+		}
+		d = parent
+	}
+}
+
 // checkOutput reports whether path (not "" or "-") can be written at the
 // end of the run.
 func checkOutput(path string) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -82,10 +83,19 @@ sentence saying what to enable. --png DIR also writes each chart as a PNG.`,
 
 // writeReport writes the HTML report of srcs to path (- for stdout) and,
 // with pngDir, the charts as PNGs.
+// A PNG that cannot be written does not cost the HTML report: it is
+// written and the error returned after it.
 func writeReport(stdout io.Writer, path, pngDir string, srcs []charts.Source) error {
-	return writeTo(stdout, path, func(w io.Writer) error {
-		return charts.Write(w, srcs, charts.Options{PNGDir: pngDir})
+	var pngErr error
+	err := writeTo(stdout, path, func(w io.Writer) error {
+		err := charts.Write(w, srcs, charts.Options{PNGDir: pngDir})
+		if pe, ok := errors.AsType[*charts.PNGError](err); ok {
+			pngErr = pe
+			return nil
+		}
+		return err
 	})
+	return errors.Join(err, pngErr)
 }
 
 // runReport is run --report: the report of the run just made, with the

@@ -27,7 +27,7 @@ func TestValidateBuildsWhatOnlyABuildChecks(t *testing.T) {
 		if code != 1 || out != "" {
 			t.Fatalf("exit %d, stdout %q; want 1 and nothing", code, out)
 		}
-		want := "fabriclab: " + incast + ": pfc 64KiB: sim.telemetry.flows[0]: there is no flow 31 (this job's flows are 0 to 30: the id of run --flows' records)\n"
+		want := "fabriclab: " + incast + ": pfc 64KiB: sim.telemetry.flows[0]: there is no flow 31 (this job's flows are 0 to 30: the id of sim.record_flows' records)\n"
 		if errOut != want {
 			t.Errorf("stderr %q, want %q", errOut, want)
 		}

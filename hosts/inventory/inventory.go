@@ -158,7 +158,7 @@ func Parse(path string, src []byte) (*Inventory, error) {
 	if err := scenario.PrescanYAML(path, src, 8*MaxHosts); err != nil {
 		return nil, err
 	}
-	file, err := parser.ParseBytes(src, 0)
+	file, err := parser.ParseBytes(inputfile.TrimBOM(src), 0)
 	if err != nil {
 		var se yaml.Error
 		if errors.As(err, &se) && se.GetToken() != nil {

@@ -47,6 +47,20 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestParseByteOrderMark(t *testing.T) {
+	inv, err := Parse("agents.yaml", []byte("\ufeff"+good))
+	if err != nil || len(inv.Agents) != 2 || inv.Agents[0].Line != 5 {
+		t.Fatalf("%+v, %v", inv, err)
+	}
+	// The nesting guard reads the text without the mark too (with it, the
+	// first line was one scalar to the guard and deep brackets to the
+	// parser, whose cost grows as their square).
+	_, err = Parse("agents.yaml", []byte("\ufeff"+strings.Repeat("[", 200)))
+	if err == nil || !strings.HasPrefix(err.Error(), "agents.yaml:1:65: nested too deeply") {
+		t.Errorf("deep brackets after a byte-order mark: %v", err)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{"agents: []\n", "a.yaml:1:1: token_file: is required"},

@@ -11,6 +11,7 @@ package inputfile
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -233,8 +234,21 @@ func (s *Scanner) Scan() bool {
 	return false
 }
 
-// Text is the current line.
-func (s *Scanner) Text() string { return s.sc.Text() }
+// Text is the current line (the first without a byte-order mark).
+func (s *Scanner) Text() string {
+	if s.line == 1 {
+		return string(TrimBOM(s.sc.Bytes()))
+	}
+	return s.sc.Text()
+}
+
+// bom is UTF-8's byte-order mark, which editors on Windows and
+// spreadsheets exporting CSV put at the start of a file.
+const bom = "\ufeff"
+
+// TrimBOM is text without a leading byte-order mark: YAML allows one at
+// the start of a stream, and it is no part of a CSV file's first cell.
+func TrimBOM(text []byte) []byte { return bytes.TrimPrefix(text, []byte(bom)) }
 
 // Line is the number of the current line (1-based), or of the line that
 // failed after an error.

@@ -92,7 +92,8 @@ const (
 	chartH = 10 * vg.Centimeter
 )
 
-// Write renders srcs as one HTML document on w.
+// Write renders srcs as one HTML document on w, then (Options.PNGDir)
+// each chart as a PNG.
 func Write(w io.Writer, srcs []Source, opt Options) error {
 	if len(srcs) == 0 {
 		return errors.New("charts: no runs to report")
@@ -103,13 +104,27 @@ func Write(w io.Writer, srcs []Source, opt Options) error {
 	if err != nil {
 		return err
 	}
+	if err := writeHTML(w, srcs, cs); err != nil {
+		return err
+	}
 	if opt.PNGDir != "" {
 		if err := writePNGs(opt.PNGDir, cs); err != nil {
-			return err
+			return &PNGError{Dir: opt.PNGDir, Err: err}
 		}
 	}
-	return writeHTML(w, srcs, cs)
+	return nil
 }
+
+// PNGError is Write's error when the HTML is written but a PNG is not.
+type PNGError struct {
+	Dir string
+	Err error
+}
+
+func (e *PNGError) Error() string {
+	return fmt.Sprintf("writing the charts as PNGs into %s: %v", e.Dir, e.Err)
+}
+func (e *PNGError) Unwrap() error { return e.Err }
 
 // withFabrics fills in the fabrics of the sources that have none from
 // their scenario text.
