@@ -76,4 +76,21 @@ func TestPinnedPathErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.line, err, c.want)
 		}
 	}
+	// A pinned path over a link down from the start for good would never
+	// arrive (a run stopped at its time limit, analyze gave it a full
+	// rate); one that fails later, or comes back, may be crossed.
+	if err := os.WriteFile(filepath.Join(dir, "flows.txt"), []byte("0 2 1MB 0 leaf0>spine1>leaf1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for failure, want := range map[string]string{
+		"{from: spine1, to: leaf0, at: 0}":             "flows.txt:1: path: it crosses leaf0–spine1, which topology.failures[0] takes down from the start for good",
+		"{from: leaf0, to: spine1, at: 0, until: 5us}": "",
+		"{from: leaf0, to: spine1, at: 1ms}":           "",
+		"{from: leaf0, to: spine0, at: 0}":             "",
+	} {
+		_, err := scenario.Parse(filepath.Join(dir, "s.yaml"), []byte("topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 2, failures: ["+failure+"]}\nworkload: {kind: flows, file: flows.txt}\n"))
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("failure %s: %v, want %q", failure, err, want)
+		}
+	}
 }

@@ -236,7 +236,7 @@ workload: {kind: permutation, sizes: {list: [64KiB]}}
 		{"{telemetry: {flows: [3, x]}}", `sim.telemetry.flows[1]: needs a flow ID (a whole number, the id of sim.record_flows' records), got "x"`},
 		{"{telemetry: {flows: top 4, what: [queue, rate]}}", ""},
 		{"{telemetry: {ports: 4, what: [depth]}}", `sim.telemetry.what[0]: must be one of queue, util, pause, ecn, drops, rate, delivered, got "depth"`},
-		{"{telemetry: {ports: [leaf0->spine9]}}", `t.yaml:4:27: sim.telemetry.ports[0]: the fabric has no port "leaf0->spine9" (a port is an egress port of switch node toward peer, or host node's NIC toward its switch, e.g. `},
+		{"{telemetry: {ports: [leaf0->spine9]}}", `t.yaml:4:27: sim.telemetry.ports[0]: the fabric has no port "leaf0->spine9" (a port is an egress port of switch node toward peer, or host node's NIC toward its switch, e.g. agg0-0->core0)`},
 		{"{telemetry: {ports: [host3->edge0-0, host3→edge0-0]}}", "sim.telemetry.ports[1]: names the same port as sim.telemetry.ports[0]"},
 		{"{telemetry: {flows: [7, 7]}}", "sim.telemetry.flows[1]: names the same flow as sim.telemetry.flows[0]"},
 		{"{telemetry: {ports: 2147483648}}", "2147483648 is too large"},

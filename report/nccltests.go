@@ -198,7 +198,7 @@ func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 				fmt.Fprintf(&b, "# %10d  %s\n", r.SizeBytes, safetext.Terminal(why))
 				continue
 			}
-			fmt.Fprintf(&b, "%12d  %12d  %8s  %6s  %6d", r.SizeBytes, r.SizeBytes/tsize, typeName, redop, root)
+			fmt.Fprintf(&b, "%12d  %12d  %8s  %6s  %6d", r.SizeBytes, ncclCount(v.Collective, r.SizeBytes, tsize, r.Ranks), typeName, redop, root)
 			for range 2 { // out-of-place, then in-place: the same run
 				fmt.Fprintf(&b, "  %7s  %6.2f  %6.2f  %5s", ncclTime(r.CCTS), r.AlgBWGBps, r.BusBWGBps, wrong)
 			}
@@ -216,6 +216,19 @@ func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// ncclCount is nccl-tests' count column: the elements each rank passes
+// the collective (its paramcount), the size over the type's size, and
+// over the ranks too where each rank's buffer is one block of the size
+// (all-gather, reduce-scatter, all-to-all, gather, scatter).
+func ncclCount(collective string, size, tsize int64, ranks int) int64 {
+	count := size / tsize
+	switch collective {
+	case "allgather", "reducescatter", "alltoall", "gather", "scatter":
+		count /= int64(max(ranks, 1))
+	}
+	return count
 }
 
 // writeNCCLHeader writes nccl-tests' three column header lines.

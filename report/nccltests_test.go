@@ -139,6 +139,29 @@ func TestNCCLTestsFormatMatchesCapturedOutput(t *testing.T) {
 	}
 }
 
+// The count column is what nccl-tests prints, each rank's count: the
+// size over the type, and over the ranks for the collectives whose ranks
+// each pass one block (1 MiB of floats on 8 ranks: 262144 for all-reduce,
+// 32768 for all-gather; it was 262144 for both).
+func TestNCCLTestsCount(t *testing.T) {
+	for coll, want := range map[string]int64{"allreduce": 262144, "broadcast": 262144, "reduce": 262144,
+		"allgather": 32768, "reducescatter": 32768, "alltoall": 32768, "gather": 32768, "scatter": 32768} {
+		if got := ncclCount(coll, 1<<20, 4, 8); got != want {
+			t.Errorf("%s: count %d, want %d", coll, got, want)
+		}
+	}
+	r := metrics.SizeResult{}
+	r.SizeBytes, r.Ranks, r.CCTS, r.Complete = 1<<20, 8, 1e-3, true
+	r.Finish(metrics.AllGather)
+	var b bytes.Buffer
+	if err := WriteNCCLTests(&b, Output{Variants: []VariantResult{{Name: "ag", Collective: "allgather", Results: []metrics.SizeResult{r}}}}, NCCLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "     1048576         32768     float    none      -1") {
+		t.Errorf("all-gather line:\n%s", b.String())
+	}
+}
+
 // Rows that did not complete are comments (outside the average), a kind
 // that is not a collective says so, the root and redop columns follow the
 // collective, and the data type sets the count.

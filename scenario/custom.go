@@ -188,6 +188,9 @@ func ParseTopologyYAML(name string, data []byte) (*topo.Graph, error) {
 	file, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		e := yamlError(name, loc{}, "", err)
+		if strings.Contains(e.Msg, "\t") || strings.Contains(e.Msg, "tab character") {
+			tabError(e, data) // as a scenario's: the tab named, not shown
+		}
 		return nil, errf(e.Line, "%s", e.Msg)
 	}
 	var body ast.Node

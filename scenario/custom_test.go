@@ -173,6 +173,8 @@ func TestTopologyYAMLErrors(t *testing.T) {
 		{"alias", head + "links:\n  - &l {a: host0, b: s0, rate: 1Gbps, delay: 1us}\n  - *l\n", "t.yaml:5: a link needs a mapping of keys (a, b, rate, delay), got an anchor"},
 		{"nested value", head + "links:\n  - {a: [host0], b: s0, rate: 1Gbps, delay: 1us}\n", "t.yaml:5: a: needs a plain value, got a list"},
 		{"syntax", head + "links:\n  - {a: host0, b: s0\n", "t.yaml:5: "},
+		{"tab", head + "links:\n  - {a: host0, b: s0, rate: 1Gbps, delay: 1us}\n\t- {a: host0, b: s0, rate: 1Gbps, delay: 1us}\n",
+			"t.yaml:6: a tab is used for indentation; YAML indents with spaces only (replace the tab with spaces)"},
 		{"keys", head + "links: []\nmore: 1\n", "t.yaml:5: unknown key \"more\" in the file; the keys are: nodes, links"},
 		{"ok", head + link, ""},
 	}

@@ -91,12 +91,15 @@ type BuildInput struct {
 	Flows  []workload.FlowSpec // ReadsFile: the flow list, read by the caller
 }
 
-// jobRanks is a workload's rank count with 0 = every host from host_offset
-// (or the kind's own count).
+// jobRanks is a workload's rank count with 0 = the kind's own count, the
+// hosts of placement: list, or every host from host_offset.
 func jobRanks(w Workload, hosts int) int {
 	if w.Ranks == 0 {
 		if k, ok := LookupWorkloadKind(w.Kind); ok && k.ranks != nil {
 			return k.ranks(w)
+		}
+		if w.Placement == "list" && len(w.PlacementHosts) > 0 {
+			return len(w.PlacementHosts)
 		}
 		return hosts - w.HostOffset
 	}

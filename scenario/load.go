@@ -601,8 +601,9 @@ func deepCopy(v reflect.Value) reflect.Value {
 	return v
 }
 
-// finalizeWorkload fills in the algorithm of the kind and ranks = every host
-// from host_offset on.
+// finalizeWorkload fills in the algorithm of the kind and the ranks: the
+// kind's own count, the hosts of placement: list, or every host from
+// host_offset on.
 func finalizeWorkload(w *Workload, t Topology) {
 	if w.Algorithm == "" {
 		w.Algorithm = defaultAlgorithm(w.Kind)
@@ -610,6 +611,8 @@ func finalizeWorkload(w *Workload, t Topology) {
 	if w.Ranks == 0 {
 		if k, ok := LookupWorkloadKind(w.Kind); ok && k.ranks != nil {
 			w.Ranks = max(k.ranks(*w), 0)
+		} else if w.Placement == "list" && len(w.PlacementHosts) > 0 {
+			w.Ranks = len(w.PlacementHosts)
 		} else if h := Hosts(t) - w.HostOffset; h > 0 && w.HostOffset >= 0 {
 			w.Ranks = h
 		}

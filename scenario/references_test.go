@@ -61,6 +61,8 @@ func TestValidateResolvesReferences(t *testing.T) {
 			`t.yaml:7:14: topology.failures[0].from: there is no switch "leaf7" in the topology`},
 		{"failure of a host link", refWork + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  spines: 4\n  failures:\n    - {from: leaf0, to: spine1}\n    - {from: host3, to: leaf0, at: 10us}\n",
 			`t.yaml:8:7: topology.failures[1]: "host3"–"leaf0" is a host link; only links between switches can fail`},
+		{"two failures of a host link", refWork + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  spines: 4\n  failures:\n    - {from: host0, to: leaf0, at: 5us, until: 10us}\n    - {from: leaf0, to: host0, at: 7us}\n",
+			`t.yaml:7:7: topology.failures[0]: "host0"–"leaf0" is a host link; only links between switches can fail`},
 		{"failure of no link", refWork + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  spines: 4\n  failures:\n    - {from: leaf0, to: leaf1}\n",
 			`t.yaml:7:7: topology.failures[0]: there is no link between "leaf0" and "leaf1"`},
 		{"routes for an unknown switch", refTopo + refWork + "switch: {routes_file: r-unknown.txt}\n",

@@ -179,6 +179,10 @@ func TestValidationErrors(t *testing.T) {
 		{"control wire too small", "nic.control_wire", minimal + "nic:\n  control_wire: 8B # <-\n"},
 		{"cnp mode", "nic.cnp", minimal + "nic:\n  cnp: flag # <-\n"},
 		{"until before at", "topology.failures[0].until", "workload: {kind: alltoall, sizes: {list: [1MB]}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  failures: [{from: leaf0, to: spine0, at: 20us, until: 10us}] # <-\n"},
+		{"outages of one link overlap", "topology.failures[1]", "workload: {kind: alltoall, sizes: {list: [1MB]}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  failures:\n    - {from: leaf0, to: spine0, at: 5us, until: 10us}\n    - {from: spine0, to: leaf0, at: 7us, until: 12us} # <-\n"},
+		{"a later outage of a link that stays down", "topology.failures[1]", "workload: {kind: alltoall, sizes: {list: [1MB]}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  failures:\n    - {from: leaf0, to: spine0, at: 5us}\n    - {from: leaf0, to: spine0, at: 1ms, until: 2ms} # <-\n"},
+		{"outages of one link touch", "topology.failures[1]", "workload: {kind: alltoall, sizes: {list: [1MB]}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  failures:\n    - {from: leaf0, to: spine0, at: 200us, until: 300us}\n    - {from: leaf0, to: spine0, at: 100us, until: 200us} # <-\n"},
+		{"flaps too far apart", "topology.failures[0].period", "workload: {kind: alltoall, sizes: {list: [1MB]}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  failures: [{from: leaf0, to: spine0, at: 20us, until: 50us, count: 10000, period: 1000s}] # <-\n"},
 		{"flap overlaps", "topology.failures[0].period", "workload: {kind: alltoall, sizes: {list: [1MB]}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  failures: [{from: leaf0, to: spine0, at: 20us, until: 50us, count: 3, period: 20us}] # <-\n"},
 		{"storm without pfc", "topology.pfc_storms", "workload: {kind: alltoall, sizes: {list: [1MB]}}\nswitch: {pfc: {enabled: false}}\ntopology:\n  hosts: 32\n  hosts_per_leaf: 8\n  pfc_storms: [{host: 3, at: 0, until: 1ms}] # <-\n"},
 		{"watchdog action", "switch.pfc.watchdog.action", minimal + "switch:\n  pfc: {watchdog: {detect: 100us, restore: 200us, action: reboot}} # <-\n"},
@@ -260,6 +264,7 @@ func TestValidationErrors(t *testing.T) {
 		{"homa fifo fraction 1", "transport.homa.fifo_grant_fraction", minimal + "transport:\n  kind: homa\n  homa:\n    fifo_grant_fraction: 1 # <-\n"},
 		{"response size neither size nor same", "workload.response_size", "topology: {hosts: 32, hosts_per_leaf: 8, spines: 4}\nworkload:\n  kind: messages\n  size_dist: w5\n  load: 0.1\n  duration: 1ms\n  response_size: often # <-\n"},
 		{"flow engine with homa", "sim.engine", minimal + "transport: {kind: homa}\nsim:\n  engine: flow # <-\n"},
+		{"more parts than hosts", "sim.partitions", "topology: {hosts: 4, hosts_per_leaf: 2}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\nsim:\n  partitions: 5 # <-\n"},
 		{"te with sprayed uet", "switch.forwarding", minimal + "switch:\n  forwarding: te # <-\ntransport: {kind: uet}\n"},
 		{"te per tier", "switch.forwarding_tiers[0].forwarding", minimal + "switch:\n  forwarding_tiers:\n    - {tier: leaf, forwarding: te} # <-\n"},
 		{"te with homa", "switch.forwarding", minimal + "switch:\n  forwarding: te # <-\ntransport: {kind: homa}\n"},
@@ -703,6 +708,45 @@ func TestOversubscriptionNote(t *testing.T) {
 		notes := strings.Join(Notes(f.Variants[0].Spec), "\n")
 		if c.want == "" && strings.Contains(notes, "oversubscription") || c.want != "" && !strings.Contains(notes, c.want) {
 			t.Errorf("%s: notes %q, want %q", c.topo, notes, c.want)
+		}
+	}
+}
+
+// placement: list without ranks runs one rank on each listed host (it
+// was refused as "lists 4 hosts for 32 ranks", the README's own example).
+func TestPlacementListGivesTheRanks(t *testing.T) {
+	f := mustParse(t, "topology: {kind: leaf-spine, hosts: 32, hosts_per_leaf: 8}\nworkload: {kind: alltoall, ranks: 8, sizes: {list: [4MiB]}}\n"+
+		"jobs:\n  - {name: noise, kind: uniform, placement: list, placement_hosts: [16, 17, 18, 19], load: 0.3, duration: 200us, sizes: {list: [256KiB]}}\n")
+	if w := f.Jobs()[0].Spec.Jobs[0].Workload; w.Ranks != 4 {
+		t.Errorf("ranks %d, want 4", w.Ranks)
+	}
+}
+
+// One link's outages: overlapping or touching ones meet, flaps are
+// compared outage by outage (a one-off outage between two flaps is fine).
+func TestOutagesMeet(t *testing.T) {
+	us := units.Microsecond
+	flap := Failure{At: 100 * us, Until: 200 * us, Period: 1000 * us, Count: 3} // down 100–200, 1100–1200, 2100–2200
+	for _, c := range []struct {
+		b    Failure
+		meet bool
+	}{
+		{Failure{At: 500 * us, Until: 600 * us}, false},                                 // between two flaps
+		{Failure{At: 1150 * us, Until: 1160 * us}, true},                                // inside the second
+		{Failure{At: 1200 * us, Until: 1300 * us}, true},                                // at its "up"
+		{Failure{At: 2300 * us}, false},                                                 // after the last, for good
+		{Failure{At: 50 * us}, true},                                                    // before the first, for good
+		{Failure{At: 0, Until: 100 * us}, true},                                         // up at the first "down"
+		{Failure{At: 2201 * us, Until: 3000 * us}, false},                               // just after the last
+		{Failure{At: 300 * us, Until: 400 * us, Period: 1000 * us, Count: 3}, false},    // interleaved flaps
+		{Failure{At: 2150 * us, Until: 2160 * us, Period: 100 * us, Count: 5}, true},    // flaps meeting the third
+		{Failure{At: 2250 * us, Until: 2260 * us, Period: 100 * us, Count: 500}, false}, // flaps after the last
+	} {
+		if got := outagesMeet(flap, c.b); got != c.meet {
+			t.Errorf("%+v: meet %v, want %v", c.b, got, c.meet)
+		}
+		if got := outagesMeet(c.b, flap); got != c.meet {
+			t.Errorf("%+v (swapped): meet %v, want %v", c.b, got, c.meet)
 		}
 	}
 }

@@ -180,6 +180,9 @@ func (c *checker) check(s *Scenario) error {
 	}
 	c.need(s.Sim.FlowAbove >= 0, "sim.flow_above", "must not be negative, got %v", s.Sim.FlowAbove)
 	c.need(s.Sim.Partitions >= 0 && s.Sim.Partitions <= MaxPartitions, "sim.partitions", "must be between 0 and %d, got %d", MaxPartitions, s.Sim.Partitions)
+	if h := Hosts(s.Topology); h > 0 && s.Sim.Partitions > h {
+		c.fail("sim.partitions", "%d parts for %d hosts: every part needs a host", s.Sim.Partitions, h)
+	}
 	if s.Sim.Partitions > 1 {
 		if ok, key, why := PartitionsSupport(s); !ok {
 			c.fail("sim.partitions", "%d parts: %s (%s); leave sim.partitions at 1", s.Sim.Partitions, why, key)
@@ -250,14 +253,86 @@ func (c *checker) topology(t Topology) {
 		c.need(f.At >= 0, k+".at", "must not be negative, got %v", f.At)
 		c.need(f.Until == 0 || f.Until > f.At, k+".until", "the link comes back up after it fails: until %v must be after at %v (0 = it stays down)", f.Until, f.At)
 		c.need(f.Count >= 0 && f.Count <= maxFlaps, k+".count", "must be 0…%d, got %d", maxFlaps, f.Count)
+		c.need(f.At <= maxFailureTime && f.Until <= maxFailureTime, k, "a link fails and comes back within %v of the start, got at %v, until %v", maxFailureTime, f.At, f.Until)
 		if f.Count > 1 {
 			c.need(f.Until > 0, k+".until", "a flapping link (count %d) needs until, when each flap's link comes back up", f.Count)
 			c.need(f.Period > f.Until-f.At, k+".period", "each flap must end before the next: period %v must be longer than until − at = %v", f.Period, f.Until-f.At)
+			c.need(f.Period <= (maxFailureTime-f.Until)/units.Duration(max(f.Count-1, 1)), k+".period", "the last flap must end within %v of the start: %d flaps %v apart from until %v do not", maxFailureTime, f.Count, f.Period, f.Until)
 		} else {
 			c.need(f.Period == 0, k+".period", "is only read with count > 1 (a flapping link)")
 		}
 	}
 }
+
+// overlappingOutages finds two failures of one link (either direction
+// names it) whose outages overlap or touch (one's "up" at the other's
+// "down"): the later would change nothing, or be undone by an "up" that
+// runs first, yet its record would count losses. It compares the
+// outages themselves, so flaps may interleave with other failures.
+func overlappingOutages(fs []Failure) (i, j int, found bool) {
+	for i, a := range fs {
+		for j, b := range fs[:i] {
+			if (a.From == b.From && a.To == b.To || a.From == b.To && a.To == b.From) && outagesMeet(a, b) {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// outagesMeet reports whether an outage of a (down at At + k·Period, up
+// at Until + k·Period, k < Count; Until 0: down for good) meets one of b.
+func outagesMeet(a, b Failure) bool {
+	na, nb := max(a.Count, 1), max(b.Count, 1)
+	if na > nb {
+		a, b, na, nb = b, a, nb, na
+	}
+	for k := range na {
+		from, to := a.At+units.Duration(k)*a.Period, units.Duration(math.MaxInt64)
+		if a.Until > 0 {
+			to = a.Until + units.Duration(k)*a.Period
+		}
+		if nb == 1 {
+			end := units.Duration(math.MaxInt64)
+			if b.Until > 0 {
+				end = b.Until
+			}
+			if b.At <= to && from <= end {
+				return true
+			}
+			continue
+		}
+		// b's outage k' meets [from, to] when b.At + k'·p ≤ to and
+		// b.Until + k'·p ≥ from.
+		lo := max(ceilDiv(int64(from-b.Until), int64(b.Period)), 0)
+		hi := min(floorDiv(int64(to-b.At), int64(b.Period)), int64(nb-1))
+		if lo <= hi {
+			return true
+		}
+	}
+	return false
+}
+
+// floorDiv and ceilDiv divide by d > 0, rounding down and up.
+func floorDiv(n, d int64) int64 {
+	q := n / d
+	if n%d != 0 && n < 0 {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(n, d int64) int64 {
+	q := n / d
+	if n%d != 0 && n > 0 {
+		q++
+	}
+	return q
+}
+
+// maxFailureTime bounds when failures and flaps happen: far beyond any
+// run, and far from the overflow of the picosecond clock.
+const maxFailureTime = 24 * 3600 * units.Second
 
 // maxFlaps bounds a link's flaps.
 const maxFlaps = 10000
@@ -627,7 +702,8 @@ func (c *checker) flowsAt(p string, w Workload, hosts int, limit units.Duration)
 		c.fail(p, "%s has no flows", w.File)
 		return
 	}
-	var tp *topo.Topology // built for the first pinned path
+	var tp *topo.Topology      // built for the first pinned path
+	var dead map[[2]string]int // deadLinks, for the first pinned path
 	for _, fl := range ff.flows {
 		if fl.Src >= hosts || fl.Dst >= hosts {
 			c.fail(p, "%s:%d: host %d is not in the topology (hosts 0–%d)", w.File, fl.Line, max(fl.Src, fl.Dst), hosts-1)
@@ -644,6 +720,13 @@ func (c *checker) flowsAt(p string, w Workload, hosts int, limit units.Duration)
 				c.fail(p, "%s:%d: path: %v", w.File, fl.Line, err)
 				return
 			}
+			if dead == nil {
+				dead = deadLinks(c.spec.Topology.Failures)
+			}
+			if msg := pinnedOverDeadLink(fl.Path, dead); msg != "" {
+				c.fail(p, "%s:%d: path: %s", w.File, fl.Line, msg)
+				return
+			}
 		}
 		if limit > 0 && fl.Start >= limit {
 			c.fail(p, "%s:%d: the flow starts at %v, not before sim.time_limit %v, so it would never run; raise sim.time_limit or start it earlier",
@@ -651,6 +734,31 @@ func (c *checker) flowsAt(p string, w Workload, hosts int, limit units.Duration)
 			return
 		}
 	}
+}
+
+// deadLinks are the links down from the start for good, both ways round,
+// with the failure that takes each down.
+func deadLinks(failures []Failure) map[[2]string]int {
+	dead := map[[2]string]int{}
+	for j, f := range failures {
+		if f.At == 0 && f.Until == 0 {
+			dead[[2]string{f.From, f.To}], dead[[2]string{f.To, f.From}] = j, j
+		}
+	}
+	return dead
+}
+
+// pinnedOverDeadLink says why a pinned path cannot deliver: it crosses a
+// link down from the start for good (dead: deadLinks; a pinned flow is
+// never routed around). "" when it does not; a link that fails later may
+// well go after the flow is done.
+func pinnedOverDeadLink(path []string, dead map[[2]string]int) string {
+	for i := 1; i < len(path); i++ {
+		if j, ok := dead[[2]string{path[i-1], path[i]}]; ok {
+			return fmt.Sprintf("it crosses %s–%s, which topology.failures[%d] takes down from the start for good: the flow could never arrive (a pinned path is not routed around); pin another path", path[i-1], path[i], j)
+		}
+	}
+	return ""
 }
 
 // flowFile reads and parses a flow list once per path.
@@ -1157,6 +1265,11 @@ func checkFabric(s *Scenario, ts topo.Spec, routes []topo.Route) fabricIssue {
 			tp.Net.FailLink(pt) // routed around from the start
 		}
 	}
+	if i, j, ok := overlappingOutages(s.Topology.Failures); ok {
+		f := s.Topology.Failures[i]
+		return fabricIssue{key: fmt.Sprintf("topology.failures[%d]", i),
+			msg: fmt.Sprintf("link %s–%s is down already then, or comes back up just then (failures[%d]): one link's outages must neither overlap nor touch; join them into one", f.From, f.To, j)}
+	}
 	if len(routes) > 0 {
 		topo.ComputeRoutes(tp)
 		if err := topo.ApplyRoutes(tp, s.Switch.RoutesFile, routes, false); err != nil {
@@ -1166,10 +1279,16 @@ func checkFabric(s *Scenario, ts topo.Spec, routes []topo.Route) fabricIssue {
 	issue := fabricIssue{ports: len(tp.Net.Ports)}
 	if len(s.Sim.Telemetry.Ports.List) > 0 {
 		issue.names = portNames(tp.Net)
+		// The example: a port between two switches, as users mostly
+		// want to watch; a host-facing one on a fabric of one switch.
+		hosts := hostPorts(tp.Net)
 		for _, pt := range tp.Net.Ports {
-			if pt.Sw() != nil {
-				node, peer := labelPort(tp.Net, pt, nil)
-				issue.example = node + "->" + peer
+			if pt.Sw() == nil || pt.Peer.Sw() == nil && issue.example != "" {
+				continue
+			}
+			node, peer := labelPort(tp.Net, pt, hosts)
+			issue.example = node + "->" + peer
+			if pt.Peer.Sw() != nil {
 				break
 			}
 		}
@@ -1180,18 +1299,24 @@ func checkFabric(s *Scenario, ts topo.Spec, routes []topo.Route) fabricIssue {
 // portNames are the fabric's ports as node->peer, hosts named as their
 // NICs will be (fabric.HostName).
 func portNames(n *fabric.Network) map[string]bool {
-	hosts := make(map[*fabric.Port]int, len(n.HostPorts))
-	for h, pt := range n.HostPorts {
-		if pt != nil {
-			hosts[pt] = h
-		}
-	}
+	hosts := hostPorts(n)
 	names := make(map[string]bool, len(n.Ports))
 	for _, pt := range n.Ports {
 		node, peer := labelPort(n, pt, hosts)
 		names[node+"->"+peer] = true
 	}
 	return names
+}
+
+// hostPorts numbers the hosts' NIC ports.
+func hostPorts(n *fabric.Network) map[*fabric.Port]int {
+	hosts := make(map[*fabric.Port]int, len(n.HostPorts))
+	for h, pt := range n.HostPorts {
+		if pt != nil {
+			hosts[pt] = h
+		}
+	}
+	return hosts
 }
 
 // labelPort names port pt's ends; a host's end without its NIC yet is

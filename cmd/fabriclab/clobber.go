@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"fabriclab/report"
 	"fabriclab/store"
 )
 
@@ -55,6 +56,35 @@ func refGuards(p *plan) []guarded {
 		refs = append(refs, guarded{r, "a file the scenario reads"})
 	}
 	return refs
+}
+
+// savedRunGuards are the files run m read when it ran, its scenario and
+// what that names, as far as they are found from here (relative paths
+// are the ones typed then) and exist: export and report must not write
+// over them. Only worked out when some output is a file (the saved
+// scenario is read again for it); a scenario that no longer reads (a
+// file gone) guards itself only.
+func savedRunGuards(m store.Meta, outputs [][2]string) []guarded {
+	files := false
+	for _, o := range outputs {
+		files = files || o[1] != "" && o[1] != "-"
+	}
+	if m.ScenarioFile == "" || !files {
+		return nil
+	}
+	var g []guarded
+	add := func(path, what string) {
+		if _, err := os.Stat(path); err == nil {
+			g = append(g, guarded{path, what})
+		}
+	}
+	add(m.ScenarioFile, "the run's scenario file")
+	if f, err := report.SavedScenario(m.ScenarioFile, m.ScenarioText, m.Sets, m.Sweeps); err == nil {
+		for _, r := range f.ReferencedFiles() {
+			add(r, "a file the run's scenario reads")
+		}
+	}
+	return g
 }
 
 // checkClobber refuses an output (flag name → path) that is a guarded file

@@ -132,8 +132,24 @@ func TestRunRefusesToOverwriteInputs(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
 		}
 	}
-	if got, _ := os.ReadFile(db); string(got) != string(before[db]) {
-		t.Error("the database changed")
+	// … and the files the saved run read: its scenario and what it names
+	// (they wrote over them before).
+	for _, args := range [][]string{
+		{"export", "1", "--db", db, "--json", scen},
+		{"export", "1", "--db", db, "--csv", "flows.txt"},
+		{"report", "1", "--db", db, "-o", "hard.yaml"},
+		{"report", "1", "--db", db, "-o", "./flows.txt"},
+	} {
+		var stdout, stderr strings.Builder
+		if code := newApp(&stdout, &stderr).execute(context.Background(), args); code != exitUsage ||
+			!strings.Contains(stderr.String(), "the run's scenario") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+	for f, b := range before {
+		if got, err := os.ReadFile(f); err != nil || string(got) != string(b) {
+			t.Errorf("%s changed (%v)", f, err)
+		}
 	}
 }
 

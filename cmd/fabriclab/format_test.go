@@ -128,7 +128,7 @@ func TestRunFormat(t *testing.T) {
 		t.Fatalf("run --format nccl-tests: exit %d", code)
 	}
 	if strings.Count(out.String(), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : ") != 2 ||
-		!strings.Contains(out.String(), "     8388608       2097152     float    none      -1    209.7   40.00   35.00      0    209.7   40.00   35.00      0\n") {
+		!strings.Contains(out.String(), "     8388608        262144     float    none      -1    209.7   40.00   35.00      0    209.7   40.00   35.00      0\n") {
 		t.Errorf("run --format nccl-tests:\n%s", out)
 	}
 	if code, _, stderr := storeApp(t, p, "run", "--no-store", "--format", "csv", path); code != exitUsage || !strings.Contains(stderr, "unknown --format") {

@@ -214,7 +214,7 @@ func TestNCCLRun(t *testing.T) {
 		"# fabriclab alltoall_perf: nccl-alltoall, variant base (alltoall, 8 ranks, simulated)\n",
 		"validation: 0 graph: 0\n",
 		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n",
-		"     8388608       2097152     float    none      -1    209.7   40.00   35.00    N/A    209.7   40.00   35.00    N/A\n",
+		"     8388608        262144     float    none      -1    209.7   40.00   35.00    N/A    209.7   40.00   35.00    N/A\n",
 		"# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 35 \n#\n",
 	} {
 		if !strings.Contains(out, s) {

@@ -62,6 +62,10 @@ sentence saying what to enable. --png DIR also writes each chart as a PNG.`,
 					if err != nil {
 						return err
 					}
+					outputs := [][2]string{{"-o", outPath}}
+					if err := checkClobber(outputs, savedRunGuards(m, outputs)); err != nil {
+						return err
+					}
 					srcs = append(srcs, charts.Source{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText})
 				}
 				return nil

@@ -266,6 +266,9 @@ func useStore(db string, readOnly bool, fn func(st *store.Store) error) error {
 	}
 	defer st.Close()
 	if err := fn(st); err != nil {
+		if e, ok := errors.AsType[*exitErr](err); ok {
+			return e // its own code (a refused output is a usage error)
+		}
 		return &exitErr{exitError, oneLine(err.Error())}
 	}
 	return nil
@@ -437,6 +440,10 @@ each row's series as run --json has them.`,
 			return readStore(db, func(st *store.Store) error {
 				out, m, err := st.Run(id)
 				if err != nil {
+					return err
+				}
+				outputs := [][2]string{{"--json", jsonPath}, {"--csv", csvPath}, {"--telemetry", telPath}}
+				if err := checkClobber(outputs, savedRunGuards(m, outputs)); err != nil {
 					return err
 				}
 				if telPath != "" && !report.HasTelemetry(out) {
