@@ -228,7 +228,7 @@ func Sweep(ports []*Port, own func(*Port) *Port, found func(pr uint8, cyc []*Por
 	}
 	for pr, any := range prios {
 		if any {
-			if cyc := PausedCycle(ports, uint8(pr), own); cyc != nil {
+			if cyc := pausedCycle(ports, uint8(pr), own); cyc != nil {
 				found(uint8(pr), cyc)
 			}
 		}
@@ -240,12 +240,12 @@ func Sweep(ports []*Port, own func(*Port) *Port, found func(pr uint8, cyc []*Por
 // sweepEvery (10 ms).
 func NextSweepWait(wait sim.Time) sim.Time { return min(2*wait, sweepEvery) }
 
-// PausedCycle is a cycle of paused queues on priority pr among ports, found
+// pausedCycle is a cycle of paused queues on priority pr among ports, found
 // in one pass: the graph of the paused queues holding packets (X → Y when
 // X's peer switch holds, in Y, packets that came in from X) searched depth
 // first without recursion. Nil when there is none. own is as for
 // CycleThrough; ports are the current copies.
-func PausedCycle(ports []*Port, pr uint8, own func(*Port) *Port) []*Port {
+func pausedCycle(ports []*Port, pr uint8, own func(*Port) *Port) []*Port {
 	holds := map[*Port][]int32{} // a paused queue: the ingress ports its packets came by
 	var nodes []*Port
 	for _, pt := range ports {

@@ -37,7 +37,7 @@ type Network struct {
 	// OnPause, when set, hears each switch egress queue paused, in place
 	// of the deadlock search: a part of a partitioned run, which cannot
 	// see the whole fabric, leaves the search to its coordinator
-	// (CycleThrough, PausedCycle).
+	// (CycleThrough, pausedCycle).
 	OnPause func(pt *Port, pr uint8)
 
 	InjectedBytes, InjectedPackets   int64

@@ -595,10 +595,7 @@ func mergeTraces(sims []*Sim, atLimit bool) *engine.Trace {
 			t.Window[k] = sum
 		}
 	}
-	ports := make([]*fabric.Port, len(s.Topo.Net.Ports))
-	for id := range ports {
-		ports[id] = sims[s.partOf[id]].Topo.Net.Ports[id]
-	}
+	ports := ownerPorts(sims)
 	var transport metrics.Counters
 	for _, o := range sims {
 		transport.Add(o.tr.counters())

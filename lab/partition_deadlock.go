@@ -37,7 +37,6 @@ type deadlockCandidate struct {
 
 // deadlockWatch is the coordinator's search.
 type deadlockWatch struct {
-	sims []*Sim
 	// ports are every port, each its owner part's copy.
 	ports []*fabric.Port
 	// paused holds, by part, the queues it paused in the last window
@@ -54,10 +53,7 @@ type deadlockWatch struct {
 // newDeadlockWatch takes over the deadlock search of parts sims (all of
 // them: sims[0] is the coordinator's).
 func newDeadlockWatch(sims []*Sim) *deadlockWatch {
-	w := &deadlockWatch{sims: sims, paused: make([][]pausedQueue, len(sims)), sweepAt: -1}
-	for _, pt := range sims[0].Topo.Net.Ports {
-		w.ports = append(w.ports, w.own(pt))
-	}
+	w := &deadlockWatch{ports: ownerPorts(sims), paused: make([][]pausedQueue, len(sims)), sweepAt: -1}
 	for k, o := range sims {
 		net := o.Topo.Net
 		net.OnPause = func(pt *fabric.Port, pr uint8) {
@@ -68,8 +64,16 @@ func newDeadlockWatch(sims []*Sim) *deadlockWatch {
 }
 
 // own is the copy of pt whose state is current: its owner part's.
-func (w *deadlockWatch) own(pt *fabric.Port) *fabric.Port {
-	return w.sims[w.sims[0].partOf[pt.ID]].Topo.Net.Ports[pt.ID]
+func (w *deadlockWatch) own(pt *fabric.Port) *fabric.Port { return w.ports[pt.ID] }
+
+// ownerPorts is every port's owner-part copy, by port id.
+func ownerPorts(sims []*Sim) []*fabric.Port {
+	s := sims[0]
+	ports := make([]*fabric.Port, len(s.Topo.Net.Ports))
+	for id := range ports {
+		ports[id] = sims[s.partOf[id]].Topo.Net.Ports[id]
+	}
+	return ports
 }
 
 // due reports whether the coordinator has something to do after a window
@@ -125,16 +129,19 @@ func (w *deadlockWatch) bound(end, lo sim.Time, allDone bool, limit sim.Time) si
 // runs: from each queue paused in it, then the checks and the sweep due.
 // It sets found at the first deadlock.
 func (w *deadlockWatch) check(now sim.Time) {
+	search := fabric.SearchingAtPause()
 	for k := range w.paused {
-		for _, q := range w.paused[k] {
+		if len(w.paused[k]) > 0 {
 			// As one part's armSweep: the sweep comes a first wait after
 			// the first pause, and backs off from there.
 			w.sweepWait = fabric.SweepFirst
 			if w.sweepAt < 0 {
-				w.sweepAt = q.at + fabric.SweepFirst
+				w.sweepAt = w.paused[k][0].at + fabric.SweepFirst
 			}
+		}
+		for _, q := range w.paused[k] {
 			pt := w.own(q.pt)
-			if !fabric.SearchingAtPause() || !pt.Paused(q.pr) || pt.PausedAt(q.pr) != q.at {
+			if !search || !pt.Paused(q.pr) || pt.PausedAt(q.pr) != q.at {
 				continue // resumed since, or paused again later in the window (searched then)
 			}
 			if cyc := fabric.CycleThrough(pt, q.pr, w.own); cyc != nil {

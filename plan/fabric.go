@@ -34,17 +34,7 @@ type Failure struct {
 
 // Outages lists f's down and up times in order (up 0: it stays down).
 func (f Failure) Outages() [][2]sim.Time {
-	n := max(f.Count, 1)
-	out := make([][2]sim.Time, 0, n)
-	for k := 0; k < n; k++ {
-		d := f.At + sim.Time(k)*f.Period
-		u := sim.Time(0)
-		if f.Until > 0 {
-			u = f.Until + sim.Time(k)*f.Period
-		}
-		out = append(out, [2]sim.Time{d, u})
-	}
-	return out
+	return scenario.Failure{At: f.At, Until: f.Until, Period: f.Period, Count: f.Count}.Outages()
 }
 
 // Failures resolves topology.failures on tp, in order.

@@ -18,8 +18,6 @@ type ResultColumn struct {
 	// column is not stored as a SQL column (the whole result is stored as
 	// JSON as well). A new stored column needs a new migration.
 	SQL string
-	// CSV is false for a column that is only stored.
-	CSV bool
 	// Measured, when set, says whether a row measured the figure: its CSV
 	// cell is empty on a row that did not (the store keeps its NOT NULL 0
 	// there, and the row's JSON says hosts or its engine). The fabric's
@@ -42,11 +40,11 @@ type ResultColumn struct {
 // ever appended (README, "Output contract").
 var ResultColumns = []ResultColumn{
 	ofVariant("variant", func(v *VariantResult) any { return v.Name }),
-	{Name: "size_bytes", SQL: "BIGINT", CSV: true,
+	{Name: "size_bytes", SQL: "BIGINT",
 		// Another job's row has the row's size, with its own ranks.
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return r.SizeBytes },
 		Job: func(_ *VariantResult, r *metrics.SizeResult, _ *metrics.JobResult) any { return r.SizeBytes }},
-	{Name: "ranks", SQL: "INTEGER", CSV: true,
+	{Name: "ranks", SQL: "INTEGER",
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return r.Ranks },
 		Job: func(_ *VariantResult, _ *metrics.SizeResult, j *metrics.JobResult) any { return j.Ranks }},
 	ofTiming("cct_s", func(t *metrics.Timing) any { return t.CCTS }),
@@ -60,7 +58,7 @@ var ResultColumns = []ResultColumn{
 	ofFabric("retransmits", "BIGINT", func(f *metrics.FabricTotals) any { return f.Retransmits }),
 	ofFabric("cnps", "BIGINT", func(f *metrics.FabricTotals) any { return f.CNPs }),
 	ofFabric("timeouts", "BIGINT", func(f *metrics.FabricTotals) any { return f.Timeouts }),
-	{Name: "complete", SQL: "BOOLEAN", CSV: true,
+	{Name: "complete", SQL: "BOOLEAN",
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return r.Complete },
 		Job: func(_ *VariantResult, _ *metrics.SizeResult, j *metrics.JobResult) any { return j.Complete }},
 	ofRouted("routed_ideal_s", func(f *metrics.FabricTotals) any { return f.RoutedIdealS }),
@@ -73,14 +71,14 @@ var ResultColumns = []ResultColumn{
 	// its row would read as one stopped at the time limit. The store keeps
 	// it as it is; CSV, which a terminal may show, has its control
 	// characters escaped.
-	{Name: "error", SQL: "TEXT", CSV: true,
+	{Name: "error", SQL: "TEXT",
 		Row:    func(_ *VariantResult, r *metrics.SizeResult) any { return r.Error },
 		CSVRow: func(r *metrics.SizeResult) any { return safetext.Terminal(r.Error) }},
 }
 
 // ofVariant is a CSV column of the variant, the same on every row of it.
 func ofVariant(name string, get func(v *VariantResult) any) ResultColumn {
-	return ResultColumn{Name: name, CSV: true,
+	return ResultColumn{Name: name,
 		Row: func(v *VariantResult, _ *metrics.SizeResult) any { return get(v) },
 		Job: func(v *VariantResult, _ *metrics.SizeResult, _ *metrics.JobResult) any { return get(v) }}
 }
@@ -88,7 +86,7 @@ func ofVariant(name string, get func(v *VariantResult) any) ResultColumn {
 // ofTiming is a stored column of the Timing part, which a row and a job's
 // entry share: each row has its own.
 func ofTiming(name string, get func(t *metrics.Timing) any) ResultColumn {
-	return ResultColumn{Name: name, SQL: "DOUBLE PRECISION", CSV: true,
+	return ResultColumn{Name: name, SQL: "DOUBLE PRECISION",
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return get(&r.Timing) },
 		Job: func(_ *VariantResult, _ *metrics.SizeResult, j *metrics.JobResult) any { return get(&j.Timing) }}
 }
@@ -96,7 +94,7 @@ func ofTiming(name string, get func(t *metrics.Timing) any) ResultColumn {
 // ofFabric is a stored column of the FabricTotals part: the whole fabric's,
 // on the result's own row only.
 func ofFabric(name, sql string, get func(f *metrics.FabricTotals) any) ResultColumn {
-	return ResultColumn{Name: name, SQL: sql, CSV: true, Measured: (*metrics.SizeResult).FabricMeasured,
+	return ResultColumn{Name: name, SQL: sql, Measured: (*metrics.SizeResult).FabricMeasured,
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any { return get(&r.FabricTotals) }}
 }
 
@@ -112,7 +110,7 @@ func ofRouted(name string, get func(f *metrics.FabricTotals) any) ResultColumn {
 // ofJob is a CSV column of the job a row is about: main (r.Jobs[0]) on the
 // result's own row, empty with one job.
 func ofJob(name string, get func(j *metrics.JobResult) any) ResultColumn {
-	return ResultColumn{Name: name, CSV: true,
+	return ResultColumn{Name: name,
 		Row: func(_ *VariantResult, r *metrics.SizeResult) any {
 			if len(r.Jobs) == 0 {
 				return nil
@@ -128,9 +126,7 @@ var CSVHeader = csvHeader()
 func csvHeader() []string {
 	var h []string
 	for _, c := range ResultColumns {
-		if c.CSV {
-			h = append(h, c.Name)
-		}
+		h = append(h, c.Name)
 	}
 	return h
 }

@@ -10,6 +10,7 @@ import (
 
 	"fabriclab/internal/safetext"
 	"fabriclab/metrics"
+	"fabriclab/workload"
 )
 
 // nccl-tests' test names (all_reduce_perf without _perf) and the fabriclab
@@ -224,8 +225,7 @@ func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 // (all-gather, reduce-scatter, all-to-all, gather, scatter).
 func ncclCount(collective string, size, tsize int64, ranks int) int64 {
 	count := size / tsize
-	switch collective {
-	case "allgather", "reducescatter", "alltoall", "gather", "scatter":
+	if workload.BlockCollective(collective) {
 		count /= int64(max(ranks, 1))
 	}
 	return count

@@ -182,9 +182,7 @@ func WriteCSV(w io.Writer, o Output) error {
 			r := &v.Results[ri]
 			row = row[:0]
 			for _, c := range ResultColumns {
-				if c.CSV {
-					row = append(row, csvCell(c.CSVValue(v, r)))
-				}
+				row = append(row, csvCell(c.CSVValue(v, r)))
 			}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -193,11 +191,9 @@ func WriteCSV(w io.Writer, o Output) error {
 				j := &r.Jobs[ji]
 				row = row[:0]
 				for _, c := range ResultColumns {
-					switch {
-					case !c.CSV:
-					case c.Job == nil:
+					if c.Job == nil {
 						row = append(row, "")
-					default:
+					} else {
 						row = append(row, csvCell(c.Job(v, r, j)))
 					}
 				}

@@ -608,13 +608,7 @@ func finalizeWorkload(w *Workload, t Topology) {
 	if w.Algorithm == "" {
 		w.Algorithm = defaultAlgorithm(w.Kind)
 	}
-	if w.Ranks == 0 {
-		if k, ok := LookupWorkloadKind(w.Kind); ok && k.ranks != nil {
-			w.Ranks = max(k.ranks(*w), 0)
-		} else if w.Placement == "list" && len(w.PlacementHosts) > 0 {
-			w.Ranks = len(w.PlacementHosts)
-		} else if h := Hosts(t) - w.HostOffset; h > 0 && w.HostOffset >= 0 {
-			w.Ranks = h
-		}
+	if w.Ranks == 0 && w.HostOffset >= 0 {
+		w.Ranks = max(jobRanks(*w, Hosts(t)), 0)
 	}
 }

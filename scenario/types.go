@@ -118,6 +118,20 @@ type Failure struct {
 	Count  int            `yaml:"count" json:"count,omitempty"`
 }
 
+// Outages lists f's down and up times in order (up 0: it stays down).
+func (f Failure) Outages() [][2]units.Duration {
+	n := max(f.Count, 1)
+	out := make([][2]units.Duration, 0, n)
+	for k := range n {
+		up := units.Duration(0)
+		if f.Until > 0 {
+			up = f.Until + units.Duration(k)*f.Period
+		}
+		out = append(out, [2]units.Duration{f.At + units.Duration(k)*f.Period, up})
+	}
+	return out
+}
+
 // PFCStorm is host Host pausing its switch port from At until Until.
 type PFCStorm struct {
 	Host  int            `yaml:"host" json:"host"`

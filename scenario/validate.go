@@ -280,54 +280,28 @@ func overlappingOutages(fs []Failure) (i, j int, found bool) {
 	return 0, 0, false
 }
 
-// outagesMeet reports whether an outage of a (down at At + k·Period, up
-// at Until + k·Period, k < Count; Until 0: down for good) meets one of b.
+// outagesMeet reports whether an outage of a meets one of b: both lists
+// run in time order without overlapping themselves, so one walk through
+// them, always past the outage that ends first, finds any that meet.
 func outagesMeet(a, b Failure) bool {
-	na, nb := max(a.Count, 1), max(b.Count, 1)
-	if na > nb {
-		a, b, na, nb = b, a, nb, na
+	end := func(o [2]units.Duration) units.Duration {
+		if o[1] == 0 {
+			return units.Duration(math.MaxInt64) // down for good
+		}
+		return o[1]
 	}
-	for k := range na {
-		from, to := a.At+units.Duration(k)*a.Period, units.Duration(math.MaxInt64)
-		if a.Until > 0 {
-			to = a.Until + units.Duration(k)*a.Period
-		}
-		if nb == 1 {
-			end := units.Duration(math.MaxInt64)
-			if b.Until > 0 {
-				end = b.Until
-			}
-			if b.At <= to && from <= end {
-				return true
-			}
-			continue
-		}
-		// b's outage k' meets [from, to] when b.At + k'·p ≤ to and
-		// b.Until + k'·p ≥ from.
-		lo := max(ceilDiv(int64(from-b.Until), int64(b.Period)), 0)
-		hi := min(floorDiv(int64(to-b.At), int64(b.Period)), int64(nb-1))
-		if lo <= hi {
+	oa, ob := a.Outages(), b.Outages()
+	for i, j := 0, 0; i < len(oa) && j < len(ob); {
+		if oa[i][0] <= end(ob[j]) && ob[j][0] <= end(oa[i]) {
 			return true
+		}
+		if end(oa[i]) < end(ob[j]) {
+			i++
+		} else {
+			j++
 		}
 	}
 	return false
-}
-
-// floorDiv and ceilDiv divide by d > 0, rounding down and up.
-func floorDiv(n, d int64) int64 {
-	q := n / d
-	if n%d != 0 && n < 0 {
-		q--
-	}
-	return q
-}
-
-func ceilDiv(n, d int64) int64 {
-	q := n / d
-	if n%d != 0 && n > 0 {
-		q++
-	}
-	return q
 }
 
 // maxFailureTime bounds when failures and flaps happen: far beyond any

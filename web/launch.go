@@ -638,6 +638,12 @@ func nameOf(f *scenario.File, source string) string {
 // server offers: in the examples directory, or the shared size
 // distributions.
 func (s *Server) allowedRef(p string) bool {
+	// Where p leads, as the kernel will follow its symbolic links: a link
+	// inside a directory may lead out of it.
+	target, ok := resolved(p)
+	if !ok {
+		return false
+	}
 	within := func(dir, p string) bool {
 		rel, err := filepath.Rel(dir, p)
 		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
@@ -651,11 +657,8 @@ func (s *Server) allowedRef(p string) bool {
 		if err1 != nil || err2 != nil || !within(absDir, absP) {
 			return false
 		}
-		// A symbolic link inside may lead out of it: where the path
-		// leads, as the kernel will follow it, must be inside too.
-		target, ok := resolved(p)
 		realDir, err := filepath.EvalSymlinks(absDir)
-		return ok && err == nil && within(realDir, target)
+		return err == nil && within(realDir, target)
 	}
 	if inside(s.cfg.ExamplesDir) || inside(os.Getenv(scenario.WorkloadsEnv)) {
 		return true
@@ -663,8 +666,7 @@ func (s *Server) allowedRef(p string) bool {
 	shared := func(p string) bool {
 		return strings.HasSuffix(filepath.Dir(filepath.Clean(p)), filepath.Join("shared", "data", "workloads"))
 	}
-	target, ok := resolved(p)
-	return shared(p) && ok && shared(target)
+	return shared(p) && shared(target)
 }
 
 // resolved is where path p leads once its symbolic links are followed,

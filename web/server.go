@@ -321,7 +321,6 @@ func (s *Server) logf(format string, a ...any) {
 	fmt.Fprintf(s.cfg.Log, "serve: "+format+"\n", a...)
 }
 
-// fail renders the error page.
 // storeProblem logs err, from the results database, and returns what a
 // page says of it: what failed, without the server's paths its message
 // names.
@@ -330,6 +329,7 @@ func (s *Server) storeProblem(what string, err error) string {
 	return what + " (the server's log says why)"
 }
 
+// fail renders the error page.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)

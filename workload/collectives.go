@@ -213,9 +213,11 @@ func Algorithms(collective string) []string {
 	return nil
 }
 
-// blockCollective reports whether S is n per-rank blocks (nccl-tests
-// rounds it down to a multiple of n).
-func blockCollective(c string) bool {
+// BlockCollective reports whether S is n per-rank blocks, each rank
+// passing one (nccl-tests rounds S down to a multiple of n and counts a
+// rank's elements): all-gather, reduce-scatter, all-to-all, gather,
+// scatter.
+func BlockCollective(c string) bool {
 	switch c {
 	case "allgather", "reducescatter", "alltoall", "gather", "scatter":
 		return true
@@ -235,7 +237,7 @@ func rooted(c string) bool {
 // per-rank block collectives move n·⌊S/n⌋ bytes (at least one byte per
 // block); the others move S.
 func NCCLSize(collective string, ranks int, size int64) int64 {
-	if blockCollective(collective) && ranks > 0 {
+	if BlockCollective(collective) && ranks > 0 {
 		return max(size/int64(ranks), 1) * int64(ranks)
 	}
 	return size

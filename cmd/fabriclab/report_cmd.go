@@ -51,7 +51,8 @@ sentence saying what to enable. --png DIR also writes each chart as a PNG.`,
 			if outPath == "" {
 				return usageErr(cmd, "report needs -o FILE")
 			}
-			if err := checkClobber([][2]string{{"-o", outPath}}, guardDB(db)); err != nil {
+			outputs := [][2]string{{"-o", outPath}}
+			if err := checkClobber(outputs, guardDB(db)); err != nil {
 				return err
 			}
 			var srcs []charts.Source
@@ -62,7 +63,6 @@ sentence saying what to enable. --png DIR also writes each chart as a PNG.`,
 					if err != nil {
 						return err
 					}
-					outputs := [][2]string{{"-o", outPath}}
 					if err := checkClobber(outputs, savedRunGuards(m, outputs)); err != nil {
 						return err
 					}

@@ -434,7 +434,8 @@ each row's series as run --json has them.`,
 			case telPath == "" && cmd.Flags().Changed("telemetry-format"):
 				return usageErr(cmd, "--telemetry-format needs --telemetry FILE")
 			}
-			if err := checkClobber([][2]string{{"--json", jsonPath}, {"--csv", csvPath}, {"--telemetry", telPath}}, guardDB(db)); err != nil {
+			outputs := [][2]string{{"--json", jsonPath}, {"--csv", csvPath}, {"--telemetry", telPath}}
+			if err := checkClobber(outputs, guardDB(db)); err != nil {
 				return err
 			}
 			return readStore(db, func(st *store.Store) error {
@@ -442,7 +443,6 @@ each row's series as run --json has them.`,
 				if err != nil {
 					return err
 				}
-				outputs := [][2]string{{"--json", jsonPath}, {"--csv", csvPath}, {"--telemetry", telPath}}
 				if err := checkClobber(outputs, savedRunGuards(m, outputs)); err != nil {
 					return err
 				}
