@@ -261,6 +261,12 @@ type Observer interface {
 	Queued(p *Packet, pt *Port, wait, paused sim.Time)
 }
 
+// DropObserver is an Observer that also hears of the data packets the PFC
+// watchdog drops (its drop action) from switch egress port pt.
+type DropObserver interface {
+	Dropped(p *Packet, pt *Port)
+}
+
 // Path is the ports a packet from host src to host dst leaves through on
 // the idle fabric, src's NIC port first: the first choice of every
 // switch's group (on a symmetric fabric every choice is as long). It

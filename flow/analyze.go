@@ -3,6 +3,7 @@ package flow
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"fabriclab/fabric"
@@ -75,14 +76,17 @@ type LinkLoad struct {
 }
 
 // Collision is the ECMP collision statistics of one group of switch-to-
-// switch links (leaf→spine, spine→leaf, edge→agg, …), counting idle links.
+// switch links (leaf→spine, spine→leaf, edge→agg, …), counting idle links
+// but not failed ones: the links of the group that are up, as the routes
+// (topo.ComputeRoutes) see them.
 type Collision struct {
 	Group string  `json:"group"`
 	Links int     `json:"links"`
 	Flows int     `json:"flows"`
 	Max   int     `json:"max"`
 	Mean  float64 `json:"mean"`
-	// Ideal is the best any routing could do: ceil(flows/links).
+	// Ideal is the best any routing could do over the links that are up:
+	// ceil(flows/links).
 	Ideal int `json:"ideal"`
 	// Histogram[k] is how many links carry k flows.
 	Histogram []int `json:"histogram"`
@@ -207,10 +211,23 @@ func Analyze(net *fabric.Network, flows []Flow, opt Options) Report {
 	return r
 }
 
-// collisions counts flows per switch-to-switch link, by group.
+// collisions counts flows per switch-to-switch link, by group. A failed
+// link (down on net: a failure at time 0 in a static analysis) is no
+// path any routing can use, so it is left out, and so is a flow a pin
+// still sends into one: it is lost there and loads no link after it. A
+// group of failed links only is no group.
 func collisions(net *fabric.Network, index map[*fabric.Port]int, paths [][]int, tiers []string) []Collision {
+	dead := map[int]bool{}
+	for pt, l := range index {
+		if pt.Dead() {
+			dead[l] = true
+		}
+	}
 	use := map[int]int{}
 	for _, p := range paths {
+		if slices.ContainsFunc(p, func(l int) bool { return dead[l] }) {
+			continue
+		}
 		for _, l := range p {
 			use[l]++
 		}
@@ -220,7 +237,7 @@ func collisions(net *fabric.Network, index map[*fabric.Port]int, paths [][]int, 
 	for _, pt := range net.Ports {
 		a, ok1 := pt.Owner.(*fabric.Switch)
 		b, ok2 := pt.Peer.Owner.(*fabric.Switch)
-		if !ok1 || !ok2 {
+		if !ok1 || !ok2 || pt.Dead() {
 			continue
 		}
 		g := a.Tier + "→" + b.Tier

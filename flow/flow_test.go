@@ -258,6 +258,39 @@ func TestAnalyzeDeterministic(t *testing.T) {
 	}
 }
 
+// A link down at time 0 is no link for ECMP: the routes go around it (as
+// plan.FailAtStart leaves them) and the collision table neither counts it
+// among a group's links nor counts a flow a pin still sends into it. Two
+// leaves × 2 hosts, 2 spines, leaf0–spine0 down: the four cross-leaf flows
+// all take spine1, and leaf1→spine0 stays idle (spine0 cannot reach
+// leaf0). Counting the failed link gave 4 links, ideal 1, histogram 2 0 2.
+func TestCollisionsLeaveOutFailedLinks(t *testing.T) {
+	tp, err := topo.Build(sim.NewScheduler(), 1, topo.Spec{Kind: "leaf-spine", Hosts: 4, HostsPerLeaf: 2, Spines: 2,
+		HostLink: topo.Link{Rate: 100_000_000_000, Delay: 1000}, FabricLink: topo.Link{Rate: 100_000_000_000, Delay: 1000},
+		Switch: &fabric.SwitchConfig{Buffer: 1 << 25, MaxPacketWire: 4178, Policy: fabric.ECMP}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := tp.Link("leaf0", "spine0")
+	tp.Net.FailLink(down)
+	topo.ComputeRoutes(tp)
+	fl := flowsFor(t, tp.Net, [][2]int{{0, 2}, {1, 3}, {2, 0}, {3, 1}}, 1e6)
+	want := []Collision{
+		{Group: "leaf→spine", Links: 3, Flows: 4, Max: 2, Mean: 4.0 / 3, Ideal: 2, Histogram: []int{1, 0, 2}},
+		{Group: "spine→leaf", Links: 3, Flows: 4, Max: 2, Mean: 4.0 / 3, Ideal: 2, Histogram: []int{1, 0, 2}},
+	}
+	if got := Analyze(tp.Net, fl, Options{Tiers: tp.Tiers}).Collisions; !reflect.DeepEqual(got, want) {
+		t.Errorf("collisions\n got %+v\nwant %+v", got, want)
+	}
+	// A flow pinned over the failed link (a flow list's path, a link back
+	// up later) is lost there: spine0→leaf1 after it carries nothing.
+	pinned := Flow{Src: 1, Dst: 2, Bytes: 1e6, Msgs: 1,
+		Path: []*fabric.Port{tp.Net.HostPorts[1], down, tp.Link("spine0", "leaf1"), tp.Net.HostPorts[2].Peer}}
+	if got := Analyze(tp.Net, append(fl, pinned), Options{Tiers: tp.Tiers}).Collisions; !reflect.DeepEqual(got, want) {
+		t.Errorf("with a flow pinned over the failed link\n got %+v\nwant %+v", got, want)
+	}
+}
+
 type fakePather struct {
 	net *fabric.Network
 	d   *workload.DAG

@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 	"strconv"
@@ -581,19 +582,36 @@ type Explanation struct {
 	// PFC from congestion further on; culprits waited mostly at a congested
 	// queue whose switch pushed back with PFC (they fed the congestion);
 	// contending flows waited at congestion without PFC; sender-limited
-	// flows hardly queued (their own NIC or rate limiter held them).
+	// flows hardly queued (their own NIC or rate limiter held them);
+	// loss-limited flows lost packets to the PFC watchdog (their resends
+	// held them; this role comes before the others, and its key is left
+	// out when there are none).
 	Victims       int `json:"victims"`
 	Culprits      int `json:"culprits"`
 	Contending    int `json:"contending"`
 	SenderLimited int `json:"sender_limited"`
+	LossLimited   int `json:"loss_limited,omitempty"`
 	// Flows lists the slowest flows (at most 20) with where they queued.
 	Flows []SlowFlow `json:"flows,omitempty"`
-	// PauseTree lists who paused whom: a switch (From) sent pause frames to
-	// the node upstream of one of its ports (To), which was held PausedS in
-	// all. Roots are switches that paused others without being paused: where
-	// the congestion started.
+	// PauseTree lists who paused whom: a switch or a storming host's NIC
+	// (From) sent pause frames to the node upstream of one of its ports
+	// (To), which was held PausedS in all. Roots are where the pausing
+	// started: switches that paused others without being paused, and hosts
+	// whose NIC stormed (a host sends pauses only then). Roots is always
+	// in the JSON, [] when there are none.
 	PauseTree []PauseEdge `json:"pause_tree,omitempty"`
-	Roots     []string    `json:"roots,omitempty"`
+	Roots     []string    `json:"roots"`
+}
+
+// MarshalJSON writes x with its roots as [] when there are none (not
+// null), so that scripts can always read the key.
+func (x Explanation) MarshalJSON() ([]byte, error) {
+	type plain Explanation // without this method
+	p := plain(x)
+	if p.Roots == nil {
+		p.Roots = []string{}
+	}
+	return json.Marshal(p)
 }
 
 // SlowFlow is one slow flow and the queues it waited in.
@@ -606,14 +624,20 @@ type SlowFlow struct {
 	QueuedS  float64     `json:"queued_s"`
 	PausedS  float64     `json:"paused_s"`
 	Links    []QueueStay `json:"links"`
+	// Drops is the flow's packets the PFC watchdog dropped (left out when
+	// none).
+	Drops int64 `json:"drops,omitempty"`
 }
 
 // QueueStay is a flow's time in one egress queue (summed over its packets,
-// divided by its packet count: the average wait of a packet there).
+// divided by its packet count: the average wait of a packet there), and
+// how many of its packets the PFC watchdog dropped there (left out when
+// none).
 type QueueStay struct {
 	Link    string  `json:"link"`
 	QueuedS float64 `json:"queued_s"`
 	PausedS float64 `json:"paused_s"`
+	Drops   int64   `json:"drops,omitempty"`
 }
 
 // PauseEdge is one direction of PFC back-pressure.

@@ -261,3 +261,43 @@ func TestAttachRTT(t *testing.T) {
 		t.Errorf("bucket 40: %+v", bs[2].RTT)
 	}
 }
+
+// An explanation's JSON always has roots, [] when there are none (scripts
+// read it without testing for it), after the other keys; loss_limited
+// and the flows' and queues' drops only when some flow lost packets to
+// the PFC watchdog, so that other runs' JSON stays as it was.
+func TestExplanationJSON(t *testing.T) {
+	for _, c := range []struct {
+		x    Explanation
+		want string
+	}{
+		{Explanation{Threshold: 1.5},
+			`{"threshold":1.5,"slow_flows":0,"victims":0,"culprits":0,"contending":0,"sender_limited":0,"roots":[]}`},
+		{Explanation{Threshold: 1.5, Roots: []string{}},
+			`{"threshold":1.5,"slow_flows":0,"victims":0,"culprits":0,"contending":0,"sender_limited":0,"roots":[]}`},
+		{Explanation{Threshold: 2, SlowFlows: 1, LossLimited: 1,
+			Flows: []SlowFlow{{ID: 3, Src: 0, Dst: 3, Slowdown: 40, Role: "loss-limited", Drops: 7,
+				Links: []QueueStay{{Link: "leaf0→host3", Drops: 7}, {Link: "leaf0→host1", QueuedS: 1e-6}}}},
+			PauseTree: []PauseEdge{{From: "host3", To: "leaf0", Pauses: 5, PausedS: 5e-5}},
+			Roots:     []string{"host3"}},
+			`{"threshold":2,"slow_flows":1,"victims":0,"culprits":0,"contending":0,"sender_limited":0,"loss_limited":1,` +
+				`"flows":[{"id":3,"src":0,"dst":3,"slowdown":40,"role":"loss-limited","queued_s":0,"paused_s":0,` +
+				`"links":[{"link":"leaf0→host3","queued_s":0,"paused_s":0,"drops":7},{"link":"leaf0→host1","queued_s":0.000001,"paused_s":0}],"drops":7}],` +
+				`"pause_tree":[{"from":"host3","to":"leaf0","pauses":5,"paused_s":0.00005}],"roots":["host3"]}`},
+	} {
+		for _, v := range []any{c.x, &c.x, SizeResult{Explain: &c.x}} {
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(b); !strings.Contains(got, c.want) {
+				t.Errorf("%T: got %s\nwant %s", v, got, c.want)
+			}
+		}
+		var back Explanation
+		b, _ := json.Marshal(c.x)
+		if err := json.Unmarshal(b, &back); err != nil || back.LossLimited != c.x.LossLimited || len(back.Roots) != len(c.x.Roots) {
+			t.Errorf("round trip of %s: %+v, %v", b, back, err)
+		}
+	}
+}

@@ -235,7 +235,9 @@ func load(dir string, a Args, maxScenario int64) (scenario.Job, error) {
 		msg := strings.ReplaceAll(err.Error(), name, a.Path)
 		return errors.New(strings.ReplaceAll(msg, dir+string(filepath.Separator), ""))
 	}
-	f, err := scenario.ParseOptions(name, text, scenario.Options{Sets: a.Sets, Sweeps: a.Sweeps, MaxBytes: maxScenario})
+	// The run was read and saved by the process that queued it (SavedRun:
+	// as it read it then).
+	f, err := scenario.ParseOptions(name, text, scenario.Options{Sets: a.Sets, Sweeps: a.Sweeps, MaxBytes: maxScenario, SavedRun: true})
 	if err != nil {
 		return scenario.Job{}, tidy(err)
 	}

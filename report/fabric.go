@@ -269,13 +269,33 @@ func SavedScenario(file, text string, sets, sweeps []string) (*scenario.File, er
 	if name == "" {
 		name = "scenario.yaml"
 	}
-	return scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets, Sweeps: sweeps, MaxBytes: int64(len(text)) + 1})
+	return scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets, Sweeps: sweeps, MaxBytes: int64(len(text)) + 1, SavedRun: true})
+}
+
+// SavedScenarioIn is SavedScenario read as the first of paths (the places
+// a saved run's scenario may be: store.Meta.ScenarioPaths) where it reads;
+// the first one's error when none does.
+func SavedScenarioIn(paths []string, text string, sets, sweeps []string) (*scenario.File, error) {
+	var first error
+	for _, p := range paths {
+		f, err := SavedScenario(p, text, sets, sweeps)
+		if err == nil {
+			return f, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		return SavedScenario("", text, sets, sweeps)
+	}
+	return nil, first
 }
 
 // SavedFabrics is the fabric of every variant of a saved run
-// (SavedScenario).
-func SavedFabrics(file, text string, sets, sweeps []string) ([]Fabric, error) {
-	f, err := SavedScenario(file, text, sets, sweeps)
+// (SavedScenarioIn).
+func SavedFabrics(paths []string, text string, sets, sweeps []string) ([]Fabric, error) {
+	f, err := SavedScenarioIn(paths, text, sets, sweeps)
 	if err != nil {
 		return nil, err
 	}

@@ -139,10 +139,10 @@ variants:
 	if got, want := knobs.Fields[len(knobs.Fields)-1].Value, "RoCEv2, DCQCN default (decrease_interval 21us, clamp_target_rate true, first_cnp_cut next-check); MTU 4KiB, go-back-n"; got != want {
 		t.Errorf("transport with knobs:\n got %q\nwant %q", got, want)
 	}
-	if _, err := SavedFabrics("t.yaml", "", nil, nil); err == nil {
+	if _, err := SavedFabrics([]string{"t.yaml"}, "", nil, nil); err == nil {
 		t.Error("no text: no error")
 	}
-	if fs, err := SavedFabrics("t.yaml", string(f.Source), []string{"switch.forwarding=ecmp"}, nil); err != nil || fs[0].Fields[2].Value != "ecmp" {
+	if fs, err := SavedFabrics([]string{"gone/t.yaml", "t.yaml"}, string(f.Source), []string{"switch.forwarding=ecmp"}, nil); err != nil || fs[0].Fields[2].Value != "ecmp" {
 		t.Errorf("saved with --set: %v %+v", err, fs)
 	}
 }

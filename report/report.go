@@ -725,9 +725,10 @@ func oneLine(s string) string {
 
 // WriteExplain writes, for every row that ran in explain mode, why its slow
 // flows were slow: how many were victims of PFC, culprits of the
-// congestion, contending without PFC or held at their sender; the five
-// slowest with the queue they waited in most; and the pause propagation
-// (who paused whom, from the congestion roots).
+// congestion, contending without PFC, held at their sender or (when any)
+// held by their losses to the PFC watchdog; the five slowest with the
+// queue they waited in most (or lost most in); and the pause propagation
+// (who paused whom, from the roots: congestion or a storming NIC).
 func WriteExplain(w io.Writer, v VariantResult) error {
 	var b strings.Builder
 	for _, r := range sortedResults(v.Results) {
@@ -737,6 +738,9 @@ func WriteExplain(w io.Writer, v VariantResult) error {
 		}
 		fmt.Fprintf(&b, "# explain %s: %d flows slower than %g×: %d victims of PFC, %d culprits, %d contending, %d sender-limited",
 			units.Size(r.SizeBytes), x.SlowFlows, x.Threshold, x.Victims, x.Culprits, x.Contending, x.SenderLimited)
+		if x.LossLimited > 0 {
+			fmt.Fprintf(&b, ", %d loss-limited", x.LossLimited)
+		}
 		if len(x.Roots) > 0 {
 			fmt.Fprintf(&b, "; congestion roots: %s", strings.Join(x.Roots, ", "))
 		}
@@ -749,6 +753,9 @@ func WriteExplain(w io.Writer, v VariantResult) error {
 			if len(f.Links) > 0 {
 				l := f.Links[0]
 				where = fmt.Sprintf("%s queued %s us, paused %s us", l.Link, usec(l.QueuedS), usec(l.PausedS))
+				if l.Drops > 0 {
+					where += fmt.Sprintf(", %d dropped by the PFC watchdog", l.Drops)
+				}
 			}
 			fmt.Fprintf(&b, "#   flow %d host%d→host%d %.2f× %s: %s\n", f.ID, f.Src, f.Dst, f.Slowdown, f.Role, where)
 		}

@@ -435,3 +435,40 @@ func TestMessageSweepSummary(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// Explain's text: a storming NIC's host among the roots, and (only when
+// some flow lost packets to the PFC watchdog) the loss-limited count and
+// where the flow lost them; a row without them reads as it always did.
+func TestWriteExplainLossLimited(t *testing.T) {
+	row := func(x *metrics.Explanation) VariantResult {
+		return VariantResult{Name: "v", Results: []metrics.SizeResult{{Completion: metrics.Completion{SizeBytes: 9 << 20}, Explain: x}}}
+	}
+	var b strings.Builder
+	if err := WriteExplain(&b, row(&metrics.Explanation{Threshold: 1.5, SlowFlows: 2, Victims: 1, LossLimited: 1,
+		Flows: []metrics.SlowFlow{
+			{ID: 0, Src: 0, Dst: 3, Slowdown: 28.1, Role: "loss-limited", Drops: 2000,
+				Links: []metrics.QueueStay{{Link: "leaf0→host3", Drops: 2000}}},
+			{ID: 1, Src: 0, Dst: 1, Slowdown: 2.88, Role: "victim",
+				Links: []metrics.QueueStay{{Link: "NIC host0 (paused)", PausedS: 122.6e-6}}}},
+		PauseTree: []metrics.PauseEdge{{From: "host3", To: "leaf0", Pauses: 200, PausedS: 700e-6}},
+		Roots:     []string{"host3"}})); err != nil {
+		t.Fatal(err)
+	}
+	want := "# explain 9MiB: 2 flows slower than 1.5×: 1 victims of PFC, 0 culprits, 0 contending, 0 sender-limited, 1 loss-limited; congestion roots: host3\n" +
+		"#   flow 0 host0→host3 28.10× loss-limited: leaf0→host3 queued 0.00 us, paused 0.00 us, 2000 dropped by the PFC watchdog\n" +
+		"#   flow 1 host0→host1 2.88× victim: NIC host0 (paused) queued 0.00 us, paused 122.6 us\n" +
+		"#   host3 paused leaf0: 200 frames, 700.0 us paused\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := WriteExplain(&b, row(&metrics.Explanation{Threshold: 1.5, SlowFlows: 1, SenderLimited: 1,
+		Flows: []metrics.SlowFlow{{ID: 4, Src: 1, Dst: 2, Slowdown: 2, Role: "sender-limited"}}})); err != nil {
+		t.Fatal(err)
+	}
+	want = "# explain 9MiB: 1 flows slower than 1.5×: 0 victims of PFC, 0 culprits, 0 contending, 1 sender-limited\n" +
+		"#   flow 4 host1→host2 2.00× sender-limited: no queue\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -109,6 +109,10 @@ type Options struct {
 	// Sweeps are --sweep key=v1,v2,… (or key=[v1, v2]) options: each adds a
 	// key to the file's sweep, or gives a key it sweeps new values.
 	Sweeps []string
+	// SavedRun reads a run saved earlier again: a --set of a swept key,
+	// refused now, was taken then (it won over the sweep) and is taken
+	// again, so that the run's scenario still reads.
+	SavedRun bool
 	// MaxBytes is the largest scenario text accepted (--max-scenario-size);
 	// 0 means DefaultMaxBytes. See prescan.go for the limits behind it.
 	MaxBytes int64
@@ -199,6 +203,11 @@ func parse(name string, data []byte, o Options) (*File, error) {
 	}
 	if err := f.expand(); err != nil {
 		return nil, err
+	}
+	if !o.SavedRun {
+		if err := f.setsOffSweep(sets); err != nil {
+			return nil, err
+		}
 	}
 	valid := len(sets) == 0 || f.Validate() == nil
 	if err := f.applySets(sets); err != nil {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -235,6 +236,9 @@ func TestValidationErrors(t *testing.T) {
 		{"rail without gpus", "topology.gpus_per_server", work + "topology:\n  kind: rail\n  servers: 4\n  gpus_per_server: 0 # <-\n"},
 		{"rail groups", "topology.servers_per_group", work + "topology:\n  kind: rail\n  servers: 4\n  gpus_per_server: 8\n  servers_per_group: 3 # <-\n"},
 		{"zero host rate", "topology.host_link.rate", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  host_link:\n    rate: 0Gbps # <-\n"},
+		{"host rate below a kilobit", "topology.host_link.rate", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  host_link:\n    rate: 0.5bps # <-\n"},
+		{"fabric rate above 100 Tbps", "topology.fabric_link.rate", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  fabric_link: {rate: 1e17bps} # <-\n"},
+		{"scale-up rate below a kilobit", "topology.scale_up.rate", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  gpus_per_server: 4\n  scale_up: {rate: 999bps} # <-\n"},
 		{"zero fabric rate", "topology.fabric_link.rate", work + "topology:\n  hosts: 32\n  hosts_per_leaf: 8\n  fabric_link: {rate: 0bps} # <-\n"},
 
 		// NIC.
@@ -708,6 +712,50 @@ func TestOversubscriptionNote(t *testing.T) {
 		notes := strings.Join(Notes(f.Variants[0].Spec), "\n")
 		if c.want == "" && strings.Contains(notes, "oversubscription") || c.want != "" && !strings.Contains(notes, c.want) {
 			t.Errorf("%s: notes %q, want %q", c.topo, notes, c.want)
+		}
+	}
+}
+
+// Links down from the start for good that cut hosts apart get a note
+// (the run could only end at its time limit); a spine left over, a link
+// that fails later or comes back, do not.
+func TestCutOffHostsNote(t *testing.T) {
+	const base = "workload: {kind: alltoall, sizes: {list: [1MiB]}}\ntopology:\n  hosts: 8\n  hosts_per_leaf: 2\n  spines: %d\n  failures: %s\n"
+	for _, c := range []struct {
+		spines   int
+		failures string
+		want     string
+	}{
+		{1, "[{from: leaf1, to: spine0}]", "the link topology.failures[0] takes down from the start for good cuts the hosts into 2 groups with no path between them (host0's group holds 6 of the 8 hosts; host2 is outside it)"},
+		{2, "[{from: leaf0, to: spine0}, {from: spine1, to: leaf0}]", "the links topology.failures[0], topology.failures[1] take down from the start for good cut the hosts into 2 groups with no path between them (host0's group holds 2 of the 8 hosts; host2 is outside it)"},
+		{1, "[{from: leaf0, to: spine0}, {from: leaf1, to: spine0}]", "into 3 groups with no path between them (host0's group holds 2 of the 8 hosts; host2 is outside it)"},
+		{2, "[{from: leaf0, to: spine0}]", ""},
+		{1, "[{from: leaf0, to: spine0, at: 10us}]", ""},
+		{1, "[{from: leaf0, to: spine0, at: 0, until: 10us}]", ""},
+	} {
+		f := mustParse(t, fmt.Sprintf(base, c.spines, c.failures))
+		notes := strings.Join(Notes(f.Variants[0].Spec), "\n")
+		got := strings.Contains(notes, "groups with no path")
+		if c.want == "" && got || c.want != "" && !strings.Contains(notes, c.want) {
+			t.Errorf("%s: notes %q, want %q", c.failures, notes, c.want)
+		}
+	}
+}
+
+// Sizes a block collective cannot run as asked get a note saying what
+// runs instead; all-reduce runs any size.
+func TestSizeRoundingNote(t *testing.T) {
+	for _, c := range []struct{ work, want string }{
+		{"{kind: alltoall, ranks: 8, sizes: {list: [1000B, 1001B, 4B, 64KiB]}}", "workload.sizes: alltoall on 8 ranks runs each rank's block in whole bytes, so the size is a multiple of the ranks: 1001B as 1000B, 4B as 8B"},
+		{"{kind: allgather, ranks: 3, sizes: {list: [1MiB, 2MiB, 4MiB, 8MiB, 16MiB]}}", ": 1048576B as 1048575B, 2097152B as 2097150B, 4194304B as 4194303B, and 2 more"},
+		{"{kind: allreduce, ranks: 8, sizes: {list: [1001B]}}", ""},
+		{"{kind: alltoall, ranks: 8, sizes: {from: 8KiB, to: 1MiB}}", ""},
+		{"{kind: allreduce, ranks: 8, sizes: {list: [1MiB]}}\njobs:\n  - {name: side, kind: alltoall, ranks: 3, host_offset: 8, sizes: {list: [1001B]}}", "jobs[0].sizes: alltoall on 3 ranks runs each rank's block in whole bytes, so the size is a multiple of the ranks: 1001B as 999B"},
+	} {
+		f := mustParse(t, "topology: {hosts: 16, hosts_per_leaf: 8}\nworkload: "+c.work+"\n")
+		notes := strings.Join(Notes(f.Variants[0].Spec), "\n")
+		if c.want == "" && strings.Contains(notes, "whole bytes") || c.want != "" && !strings.Contains(notes, c.want) {
+			t.Errorf("%s: notes %q, want %q", c.work, notes, c.want)
 		}
 	}
 }

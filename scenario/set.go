@@ -21,6 +21,9 @@ func ApplySets(f *File, sets []string) error {
 	if len(sets) == 0 {
 		return nil
 	}
+	if err := f.setsOffSweep(sets); err != nil {
+		return err
+	}
 	saved := *f
 	valid := f.Validate() == nil
 	if err := f.applySets(sets); err != nil {
@@ -35,6 +38,14 @@ func ApplySets(f *File, sets []string) error {
 	return nil
 }
 
+// SplitOption splits a --set or --sweep option "key=value" into its key
+// (spaces trimmed) and value; ok is false without "=" or a key.
+func SplitOption(opt string) (key, value string, ok bool) {
+	key, value, ok = strings.Cut(opt, "=")
+	key = strings.TrimSpace(key)
+	return key, value, ok && key != ""
+}
+
 // blameSets: when the file was valid before the overrides, a problem found
 // after them is theirs, even if it shows on a key they did not touch (say
 // --set switch.pfc.xoff below the file's xon). The error then names the
@@ -46,8 +57,8 @@ func blameSets(err error, sets []string, validBefore bool) error {
 	}
 	keys := make([]string, 0, len(sets))
 	for _, s := range sets {
-		k, _, _ := strings.Cut(s, "=")
-		keys = append(keys, strings.TrimSpace(k))
+		k, _, _ := SplitOption(s)
+		keys = append(keys, k)
 	}
 	c := *e
 	c.Set = strings.Join(keys, ", ")
@@ -67,8 +78,7 @@ func (f *File) applySets(sets []string) error {
 }
 
 func (f *File) applySet(s string) error {
-	key, value, ok := strings.Cut(s, "=")
-	key = strings.TrimSpace(key)
+	key, value, ok := SplitOption(s)
 	w := newWalker(f.Path)
 	w.set = key
 	if key == "" {

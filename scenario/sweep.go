@@ -182,6 +182,46 @@ func checkOverlap(dims []sweepDim, w *walker) error {
 	return nil
 }
 
+// setsOffSweep refuses a --set of a key the sweep varies, of a key inside
+// one, or of a mapping above one that gives it a value (a mapping merges,
+// so one without it leaves the sweep alone): applied last, it would give
+// every point its value, each point still named after its own (seed=1 and
+// seed=2 both run with --seed 5).
+func (f *File) setsOffSweep(sets []string) error {
+	for _, s := range sets {
+		key, value, _ := SplitOption(s)
+		for _, d := range f.sweep {
+			touches := key == d.key || strings.HasPrefix(key, d.key+".")
+			if rest, ok := strings.CutPrefix(d.key, key+"."); ok {
+				touches = valueSets(value, strings.Split(rest, "."))
+			}
+			if touches {
+				values := make([]string, len(d.values))
+				for i, v := range d.values {
+					values[i] = v.text
+				}
+				return &Error{File: f.Path, Set: key, Msg: fmt.Sprintf("the sweep varies %s (%s): every point would run with this value under its own name; drop the --set (or --seed), or sweep only the values wanted", d.key, strings.Join(values, ", "))}
+			}
+		}
+	}
+	return nil
+}
+
+// valueSets reports whether a --set value (a mapping) gives the key at
+// path inside it; a value that does not parse is left to applySet's error.
+func valueSets(value string, path []string) bool {
+	n, err := parseValue(value)
+	if err != nil {
+		return false
+	}
+	for _, part := range path {
+		if n = lookup(n, part); n == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // valueText is how a value is shown in point names and outputs: a
 // scalar's text as written (without quotes), anything else its YAML text,
 // on one line.
@@ -243,8 +283,7 @@ func (f *File) addSweeps(opts []string) error {
 }
 
 func (f *File) parseSweepOption(s string) (sweepDim, error) {
-	key, value, ok := strings.Cut(s, "=")
-	key = strings.TrimSpace(key)
+	key, value, ok := SplitOption(s)
 	w := newWalker(f.Path)
 	w.set, w.flag = key, "--sweep"
 	if key == "" {

@@ -140,9 +140,11 @@ sweep:
 	}
 }
 
-func TestSweepSetWins(t *testing.T) {
-	const text = minimal + "sweep:\n  workload.qps: [1, 2]\n  nic.burst: [1, 4]\nvariants:\n  - name: a\n  - name: b\n    workload: {qps: 3}\n"
-	f, err := ParseOptions("t.yaml", []byte(text), Options{Sets: []string{"workload.qps=8", "seed=5"}})
+// --set wins over the variants and reaches every point of the sweep; it
+// may not set a key the sweep varies.
+func TestSweepAndSets(t *testing.T) {
+	const text = minimal + "sweep:\n  workload.qps: [1, 2]\n  nic.burst: [1, 4]\nvariants:\n  - name: a\n  - name: b\n    workload: {qps: 3}\n    nic: {mtu: 1KiB}\n"
+	f, err := ParseOptions("t.yaml", []byte(text), Options{Sets: []string{"nic.mtu=2KiB", "seed=5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +152,8 @@ func TestSweepSetWins(t *testing.T) {
 		t.Fatalf("%d variants", len(f.Variants))
 	}
 	for _, v := range f.Variants {
-		if v.Spec.Workload.QPs != 8 || v.Spec.Seed != 5 {
-			t.Errorf("%s: qps %d seed %d, want --set's 8 and 5", v.Name, v.Spec.Workload.QPs, v.Spec.Seed)
+		if v.Spec.NIC.MTU != 2048 || v.Spec.Seed != 5 {
+			t.Errorf("%s: mtu %d seed %d, want --set's 2KiB and 5", v.Name, v.Spec.NIC.MTU, v.Spec.Seed)
 		}
 		if want := 1 + 3*strings.Count(v.Name, "burst=4"); v.Spec.NIC.Burst != want {
 			t.Errorf("%s: burst %d, want the sweep's %d", v.Name, v.Spec.NIC.Burst, want)
@@ -159,12 +161,33 @@ func TestSweepSetWins(t *testing.T) {
 	}
 	// ApplySets after loading reaches every point too.
 	g := mustParse(t, text)
-	if err := ApplySets(g, []string{"nic.burst=2"}); err != nil {
+	if err := ApplySets(g, []string{"nic.mtu=8KiB"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range g.Variants {
-		if v.Spec.NIC.Burst != 2 || v.Spec.Workload.QPs != []int{1, 2}[strings.Count(v.Name, "qps=2")] {
-			t.Errorf("%s: burst %d qps %d", v.Name, v.Spec.NIC.Burst, v.Spec.Workload.QPs)
+		if v.Spec.NIC.MTU != 8192 || v.Spec.NIC.Burst != 1+3*strings.Count(v.Name, "burst=4") {
+			t.Errorf("%s: mtu %d burst %d", v.Name, v.Spec.NIC.MTU, v.Spec.NIC.Burst)
+		}
+	}
+	// A --set of a swept key (or of one above or below it) is refused:
+	// every point would run its value under its own name.
+	for _, sets := range [][]string{{"nic.burst=2"}, {"seed=5", "nic={burst: 2}"}} {
+		if err := ApplySets(g, sets); err == nil || !strings.Contains(err.Error(), "the sweep varies nic.burst (1, 4): every point would run with this value under its own name") {
+			t.Errorf("%q: %v", sets, err)
+		}
+	}
+	// A mapping above a swept key that does not give it merges and
+	// leaves the sweep alone.
+	if err := ApplySets(g, []string{"nic={mtu: 2KiB}"}); err != nil || g.Variants[3].Spec.NIC.MTU != 2048 || g.Variants[3].Spec.NIC.Burst != 4 {
+		t.Errorf("nic={mtu: 2KiB}: %v, %s: %+v", err, g.Variants[3].Name, g.Variants[3].Spec.NIC)
+	}
+	// A run saved before the refusal reads again as it ran.
+	if h, err := ParseOptions("t.yaml", []byte(text), Options{Sets: []string{"nic.burst=2"}, SavedRun: true}); err != nil || h.Variants[3].Spec.NIC.Burst != 2 {
+		t.Errorf("saved run: %v", err)
+	}
+	for _, o := range []Options{{Sets: []string{"seed=5"}, Sweeps: []string{"seed=1,2"}}, {Sets: []string{"workload.qps=3"}}} {
+		if _, err := ParseOptions("t.yaml", []byte(text), o); err == nil || !strings.Contains(err.Error(), "the sweep varies") {
+			t.Errorf("%+v: %v", o, err)
 		}
 	}
 	// A --set that breaks the variants is blamed like any --set, and leaves
@@ -173,7 +196,7 @@ func TestSweepSetWins(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), `--set switch.pfc.xoff: variant "a": switch.pfc.xon: 504KiB is above xoff 100KB`) {
 		t.Errorf("err = %v", err)
 	}
-	if g.Variants[0].Spec.NIC.Burst != 2 || g.Validate() != nil {
+	if g.Variants[0].Spec.NIC.MTU != 2048 || g.Validate() != nil {
 		t.Error("a failed ApplySets changed the file")
 	}
 	// --set cannot set the sweep.

@@ -238,7 +238,11 @@ func (c *checker) topology(t Topology) {
 	c.link(p+"host_link", t.HostLink)
 	c.link(p+"fabric_link", t.FabricLink)
 	c.need(t.SwitchLatency >= 0, p+"switch_latency", "must not be negative, got %v", t.SwitchLatency)
-	c.need(t.ScaleUp.Rate >= 0, p+"scale_up.rate", "must not be negative (0 = no scale-up domain), got %v", t.ScaleUp.Rate)
+	if r := t.ScaleUp.Rate; r < 0 {
+		c.fail(p+"scale_up.rate", "must not be negative (0 = no scale-up domain), got %v", r)
+	} else if err := topo.CheckLinkRate(r); r > 0 && err != nil {
+		c.fail(p+"scale_up.rate", "%v", err)
+	}
 	c.need(t.ScaleUp.Delay >= 0, p+"scale_up.delay", "must not be negative, got %v", t.ScaleUp.Delay)
 	c.need(t.Convergence >= 0, p+"convergence", "must not be negative, got %v", t.Convergence)
 	for i, st := range t.PFCStorms {
@@ -322,7 +326,9 @@ func (c *checker) serverSize(t Topology, perEdge int, edgeName string) {
 }
 
 func (c *checker) link(p string, l Link) {
-	c.need(l.Rate > 0, p+".rate", "must be more than 0, got %v", l.Rate)
+	if err := topo.CheckLinkRate(l.Rate); err != nil {
+		c.fail(p+".rate", "%v", err)
+	}
 	c.need(l.Delay >= 0, p+".delay", "must not be negative, got %v", l.Delay)
 }
 
@@ -973,8 +979,124 @@ func Notes(s *Scenario) []string {
 	if note := oversubscriptionNote(s.Topology); note != "" {
 		out = append(out, note)
 	}
+	notes := []string{cutOffNote(s), sizeRoundingNote("workload.sizes", s.Workload)}
+	for i, j := range s.Jobs {
+		notes = append(notes, sizeRoundingNote(fmt.Sprintf("jobs[%d].sizes", i), j.Workload))
+	}
+	for _, note := range notes {
+		if note != "" {
+			out = append(out, note)
+		}
+	}
 	out = append(out, customNotes(s)...)
 	return append(out, timeLimitNotes(s)...)
+}
+
+// sizeRoundingNote names the sizes (at key) a per-rank block collective
+// cannot run as asked: each rank's block is a whole number of bytes, one at
+// least, so the size is rounded down to a multiple of the ranks (or up to
+// the ranks), as nccl-tests does, and two sizes may become one job.
+func sizeRoundingNote(key string, w Workload) string {
+	ranks := w.Ranks
+	if !workload.BlockCollective(w.Kind) || ranks < 2 {
+		return ""
+	}
+	var cut []string
+	for _, size := range SweepSizes(w.Sizes) {
+		if ran := workload.NCCLSize(w.Kind, ranks, int64(size)); ran != int64(size) {
+			cut = append(cut, fmt.Sprintf("%dB as %dB", int64(size), ran))
+		}
+	}
+	if len(cut) == 0 {
+		return ""
+	}
+	if len(cut) > 3 {
+		cut = append(cut[:3], fmt.Sprintf("and %d more", len(cut)-3))
+	}
+	return fmt.Sprintf("%s: %s on %d ranks runs each rank's block in whole bytes, so the size is a multiple of the ranks: %s",
+		key, w.Kind, ranks, strings.Join(cut, ", "))
+}
+
+// cutOffNote says when the links down from the start for good leave some
+// hosts without a path to others: what they send each other can never
+// arrive, and a job that needs it ends at sim.time_limit. A note, not an
+// error: a workload may keep to hosts that still reach each other (a flow
+// list within one leaf).
+func cutOffNote(s *Scenario) string {
+	var dead []int
+	for i, f := range s.Topology.Failures {
+		if f.At == 0 && f.Until == 0 {
+			dead = append(dead, i)
+		}
+	}
+	if len(dead) == 0 {
+		return ""
+	}
+	// The variants of a sweep mostly share their fabric and failures:
+	// building it takes 50 ms at 1,024 hosts, so the last answer is kept.
+	ts := TopoSpec(s)
+	sw, seed := ts.Switch, ts.ECMPSeed
+	ts.Switch, ts.ECMPSeed = nil, 0 // neither changes which links are up
+	key := fmt.Sprintf("%+v|%+v", ts, s.Topology.Failures)
+	ts.Switch, ts.ECMPSeed = sw, seed
+	if ts.Graph != nil {
+		return cutOff(s, ts, dead) // a custom fabric's key would hold its address
+	}
+	lastCutOff.Lock()
+	defer lastCutOff.Unlock()
+	if lastCutOff.key == key {
+		return lastCutOff.note
+	}
+	note := cutOff(s, ts, dead)
+	lastCutOff.key, lastCutOff.note = key, note
+	return note
+}
+
+// lastCutOff is cutOffNote's last answer.
+var lastCutOff struct {
+	sync.Mutex
+	key, note string
+}
+
+// cutOff builds the fabric of ts, takes the dead links down and says
+// which hosts can no longer reach each other.
+func cutOff(s *Scenario, ts topo.Spec, dead []int) string {
+	tp, err := topo.Wire(s.Seed, ts)
+	if err != nil {
+		return "" // validation says why
+	}
+	for _, i := range dead {
+		f := s.Topology.Failures[i]
+		pt, err := tp.SwitchLink(f.From, f.To)
+		if err != nil {
+			return ""
+		}
+		tp.Net.FailLink(pt)
+	}
+	group, n := tp.HostGroups()
+	if n < 2 {
+		return ""
+	}
+	// The first host of another group than host 0's, and how many hosts
+	// host 0 can still reach.
+	other, with0 := -1, 0
+	for h, g := range group {
+		if g == 0 {
+			with0++
+		} else if other < 0 {
+			other = h
+		}
+	}
+	keys := make([]string, len(dead))
+	for i, j := range dead {
+		keys[i] = fmt.Sprintf("topology.failures[%d]", j)
+	}
+	what := "the link " + keys[0] + " takes down from the start for good cuts"
+	if len(keys) > 1 {
+		what = "the links " + strings.Join(keys, ", ") + " take down from the start for good cut"
+	}
+	return fmt.Sprintf("%s the hosts into %d groups with no path between them (%s's group holds %d of the %d hosts; %s is outside it): traffic between groups can never arrive, and a job that sends any ends at sim.time_limit",
+		what, n, fabric.HostName(0), with0, len(group), fabric.HostName(other))
 }
 
 // oversubscriptionNote says when a leaf-spine's spines, derived from

@@ -214,8 +214,8 @@ func TestOpenReadOnly(t *testing.T) {
 	})
 }
 
-// downgrade makes dsn a database of schema 2 (before expected_rows and
-// queue) with a run in it, and returns the run's id.
+// downgrade makes dsn a database of schema 2 (before expected_rows,
+// queue and work_dir) with a run in it, and returns the run's id.
 func downgrade(t *testing.T, dsn string) int64 {
 	t.Helper()
 	s, err := Open(dsn)
@@ -224,7 +224,7 @@ func downgrade(t *testing.T, dsn string) int64 {
 	}
 	defer s.Close()
 	id := save(t, s, testOutput(), StatusDone)
-	for _, q := range []string{`ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`, `UPDATE schema_version SET version = 2`} {
+	for _, q := range []string{`ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`, `ALTER TABLE runs DROP COLUMN work_dir`, `UPDATE schema_version SET version = 2`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -221,6 +221,10 @@ func migrationsFor(d *dialect) []string {
 		// processes ('' = run by the process that started it), and with it
 		// the status queued.
 		`ALTER TABLE runs ADD COLUMN queue TEXT NOT NULL DEFAULT ''`,
+		// 5: the directory the run was started from, against which its
+		// scenario_file (as typed) and the files it names are found
+		// again ('' = unknown, older runs).
+		`ALTER TABLE runs ADD COLUMN work_dir TEXT NOT NULL DEFAULT ''`,
 	}
 }
 
@@ -259,8 +263,34 @@ type Meta struct {
 	// (`run --queue`), "" for a run its own process ran. BeginRun gives a
 	// run with a queue the status queued.
 	Queue string
+	// WorkDir is the directory the run was started from (absolute), where
+	// a relative ScenarioFile was found; "" for runs saved before it was
+	// recorded. See ScenarioPath.
+	WorkDir string
 	// Filled by Runs and Run:
 	Variants, Rows int
+}
+
+// ScenarioPath is where the run's scenario file was, for reading it and
+// the files it names again from any directory: ScenarioFile under WorkDir
+// when it is relative (as typed; from the current directory when WorkDir
+// is unknown, or for a name that is no file's, such as nccl's
+// "nccl:all_reduce"). The directory may have moved since: ScenarioPaths.
+func (m Meta) ScenarioPath() string {
+	if m.WorkDir == "" || m.ScenarioFile == "" || filepath.IsAbs(m.ScenarioFile) || strings.Contains(m.ScenarioFile, ":") {
+		return m.ScenarioFile
+	}
+	return filepath.Join(m.WorkDir, m.ScenarioFile)
+}
+
+// ScenarioPaths are the places the run's scenario may be read from: where
+// it was (ScenarioPath), then ScenarioFile from the current directory
+// (the directory it ran in may have moved, or be another machine's).
+func (m Meta) ScenarioPaths() []string {
+	if p := m.ScenarioPath(); p != m.ScenarioFile {
+		return []string{p, m.ScenarioFile}
+	}
+	return []string{m.ScenarioFile}
 }
 
 // Missing is how many of the Expected result rows were not saved, for a
@@ -642,10 +672,14 @@ func (s *Store) errf(format string, a ...any) error {
 
 // BeginRun inserts a run with status running (queued when m.Queue is set)
 // and its variants (their Results are ignored) and returns its id. m.Expected (the result rows the
-// run will save, 0 if unknown) is saved with it; see Meta.Missing.
+// run will save, 0 if unknown) is saved with it; see Meta.Missing. An
+// empty m.WorkDir is the current directory.
 func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error) {
 	if err := s.writable("begin run"); err != nil {
 		return 0, err
+	}
+	if m.WorkDir == "" {
+		m.WorkDir, _ = os.Getwd() // "" when it is gone: read from wherever show runs
 	}
 	if m.Expected < 0 || m.Expected > maxIndex {
 		return 0, s.errf("begin run: expected rows %d out of range (0 to %d)", m.Expected, maxIndex)
@@ -673,9 +707,9 @@ func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error)
 	}
 	var id int64
 	err = tx.QueryRow(s.d.rebind(`INSERT INTO runs (name, scenario_file, scenario_text, seed, sets, sweeps, version,
-		started, finished, status, tags, note, host, pid, expected_rows, queue) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		started, finished, status, tags, note, host, pid, expected_rows, queue, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		m.Name, m.ScenarioFile, m.ScenarioText, int64(m.Seed), jsonList(m.Sets), jsonList(m.Sweeps), m.Version,
-		m.Started, status, strings.Join(m.Tags, " "), m.Note, m.Host, m.PID, m.Expected, m.Queue).Scan(&id)
+		m.Started, status, strings.Join(m.Tags, " "), m.Note, m.Host, m.PID, m.Expected, m.Queue, m.WorkDir).Scan(&id)
 	if err != nil {
 		return 0, s.errf("begin run: %v", err)
 	}
@@ -837,14 +871,14 @@ func (s *Store) mustHit(res sql.Result, id int64) error {
 }
 
 const metaCols = `r.id, r.name, r.scenario_file, r.scenario_text, r.seed, r.sets, r.sweeps, r.version, r.started,
-	r.finished, r.status, r.tags, r.note, r.host, r.pid, r.expected_rows, r.queue,
+	r.finished, r.status, r.tags, r.note, r.host, r.pid, r.expected_rows, r.queue, r.work_dir,
 	(SELECT COUNT(*) FROM variants v WHERE v.run_id = r.id),
 	(SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)`
 
 // scanMeta reads a row of metaCols. A driver error is returned as is; a
 // value this build could not have written is a damaged error.
 func (s *Store) scanMeta(sc scanner) (Meta, error) {
-	vals, err := scanRaw(sc, 19)
+	vals, err := scanRaw(sc, 20)
 	if err != nil {
 		return Meta{}, err
 	}
@@ -866,8 +900,9 @@ func (s *Store) scanMeta(sc scanner) (Meta, error) {
 	m.PID = int(c.int(14, "pid", 0, maxIndex))
 	m.Expected = int(c.int(15, "expected_rows", 0, maxIndex))
 	m.Queue = c.text(16, "queue")
-	m.Variants = int(c.int(17, "the variant count", 0, math.MaxInt64))
-	m.Rows = int(c.int(18, "the result count", 0, math.MaxInt64))
+	m.WorkDir = c.text(17, "work_dir")
+	m.Variants = int(c.int(18, "the variant count", 0, math.MaxInt64))
+	m.Rows = int(c.int(19, "the result count", 0, math.MaxInt64))
 	if c.bad == "" && !knownStatus(m.Status) {
 		c.fail("status is not one of %s, %s, %s, %s, %s, %s", StatusRunning, StatusDone, StatusIncomplete, StatusFailed, StatusInterrupted, StatusQueued)
 	}

@@ -98,6 +98,10 @@ func testRoundTrip(t *testing.T, dsn string) {
 	if m.Status != StatusDone || m.Variants != 3 || m.Rows != 4 || m.ScenarioText != "name: rt\n" || m.Stale() {
 		t.Errorf("meta %+v", m)
 	}
+	// The directory it started from is kept, to find its files again.
+	if wd, _ := os.Getwd(); m.WorkDir != wd || m.ScenarioPath() != filepath.Join(wd, m.ScenarioFile) || !filepath.IsAbs(m.ScenarioPath()) {
+		t.Errorf("work dir %q, scenario path %q; want %q", m.WorkDir, m.ScenarioPath(), wd)
+	}
 	// Interrupted status shows in the Output.
 	id2 := save(t, s, want, StatusInterrupted)
 	got, _, _ = s.Run(id2)
@@ -232,7 +236,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	backends(t, func(t *testing.T, dsn string) {
 		s := openT(t, dsn)
 		// Everything later migrations added goes.
-		for _, q := range []string{`DROP TABLE flow_records`, `ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`} {
+		for _, q := range []string{`DROP TABLE flow_records`, `ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`, `ALTER TABLE runs DROP COLUMN work_dir`} {
 			if _, err := s.db.Exec(q); err != nil {
 				t.Fatal(err)
 			}

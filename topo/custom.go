@@ -194,8 +194,8 @@ func (b *GraphBuilder) AddLink(a, bn string, rate units.Rate, delay units.Durati
 	if a == bn {
 		return b.errf(line, "link from %s to itself", inputfile.Token(a))
 	}
-	if rate <= 0 {
-		return b.errf(line, "link rate must be more than 0, got %v", rate)
+	if err := CheckLinkRate(rate); err != nil {
+		return b.errf(line, "link rate %v", err)
 	}
 	if delay < 0 {
 		return b.errf(line, "link delay must not be negative, got %v", delay)

@@ -174,6 +174,8 @@ func TestCustomErrors(t *testing.T) {
 		{"no hosts", sw + "link,s0,s1,1Gbps,1us\n", "t.csv:3: the file has no hosts"},
 		{"bad rate", sw + "link,s0,s1,100GBps,1us\n", `t.csv:3: rate: "100GBps": rates are in bits per second, written with a lower-case b (e.g. 400Gbps or 25Gb/s); B is bytes`},
 		{"zero rate", sw + "link,s0,s1,0,1us\n", "t.csv:3: link rate must be more than 0, got 0bps"},
+		{"slow rate", sw + "link,s0,s1,10bps,1us\n", "t.csv:3: link rate 10bps is below the slowest link rate fabriclab models (1Kbps)"},
+		{"fast rate", sw + "link,s0,s1,200Tbps,1us\n", "t.csv:3: link rate 200Tbps is above the fastest link rate fabriclab models (100Tbps)"},
 		{"bare delay", sw + "link,s0,s1,1Gbps,5\n", `t.csv:3: delay: "5": a duration needs a unit (ps, ns, us, µs, ms, s)`},
 		{"negative delay", sw + "link,s0,s1,1Gbps,-1us\n", `t.csv:3: delay: "-1us": duration must not be negative`},
 		{"missing delay", sw + "link,s0,s1,1Gbps,\n", "t.csv:3: the link has no delay (e.g. 1us)"},

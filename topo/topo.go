@@ -18,6 +18,29 @@ type Link struct {
 	Delay sim.Time
 }
 
+// The link rates a fabric may have. Below a kilobit per second a frame
+// takes minutes and a run's clock (picoseconds in an int64, 106 days)
+// is soon spent; above 100 Tbps (sixty times 2026's fastest links) a
+// 64-byte frame takes under 6 ps, and rounding each frame's time up to
+// whole picoseconds would slow small frames by a tenth or more.
+const (
+	MinLinkRate = units.Kbps
+	MaxLinkRate = 100 * units.Tbps
+)
+
+// CheckLinkRate says why r cannot be a link's rate, or nil.
+func CheckLinkRate(r units.Rate) error {
+	switch {
+	case r <= 0:
+		return fmt.Errorf("must be more than 0, got %v", r)
+	case r < MinLinkRate:
+		return fmt.Errorf("%v is below the slowest link rate fabriclab models (%v)", r, MinLinkRate)
+	case r > MaxLinkRate:
+		return fmt.Errorf("%v is above the fastest link rate fabriclab models (%v)", r, MaxLinkRate)
+	}
+	return nil
+}
+
 // Spec describes a topology to build.
 type Spec struct {
 	Kind string // leaf-spine, fat-tree, rail, custom or ns3 (built from Graph)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"fabriclab/internal/realpath"
 	"fabriclab/queue"
 	"fabriclab/report"
 	"fabriclab/runner"
@@ -205,6 +206,11 @@ func (lr *launcher) run(l *launch) {
 	started := time.Now().UTC()
 	meta := store.Meta{Name: name, ScenarioFile: l.Source, ScenarioText: string(l.text), Seed: seed,
 		Sets: l.sets, Version: s.cfg.Version, Tags: []string{"web"}, Started: started.Format(time.RFC3339), Expected: len(jobs)}
+	// The scenario was read in the examples directory (a pasted one too),
+	// not the server's: its files are found there again.
+	if dir, err := filepath.Abs(filepath.Dir(f.Path)); err == nil {
+		meta.WorkDir = dir
+	}
 	if s.cfg.Queue != nil {
 		meta.Queue = queue.Name
 	}
@@ -640,10 +646,7 @@ func nameOf(f *scenario.File, source string) string {
 func (s *Server) allowedRef(p string) bool {
 	// Where p leads, as the kernel will follow its symbolic links: a link
 	// inside a directory may lead out of it.
-	target, ok := resolved(p)
-	if !ok {
-		return false
-	}
+	target := realpath.Resolve(p)
 	within := func(dir, p string) bool {
 		rel, err := filepath.Rel(dir, p)
 		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
@@ -667,26 +670,6 @@ func (s *Server) allowedRef(p string) bool {
 		return strings.HasSuffix(filepath.Dir(filepath.Clean(p)), filepath.Join("shared", "data", "workloads"))
 	}
 	return shared(p) && shared(target)
-}
-
-// resolved is where path p leads once its symbolic links are followed,
-// the way opening it would: "link/.." is the link target's parent, not
-// the link's directory, so p is never cleaned first. A file that does
-// not exist leads where its directory does; false when that does not
-// exist either.
-func resolved(p string) (string, bool) {
-	if target, err := filepath.EvalSymlinks(p); err == nil {
-		return target, true
-	}
-	dir, name := ".", p
-	if i := strings.LastIndexByte(p, filepath.Separator); i >= 0 {
-		dir, name = p[:i+1], p[i+1:]
-	}
-	target, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", false
-	}
-	return filepath.Join(target, name), true
 }
 
 // launchID reads the {id} of a launch path.

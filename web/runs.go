@@ -251,7 +251,7 @@ func (s *Server) runReport(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.writeReport(w, r, []charts.Source{{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText}}, "")
+	s.writeReport(w, r, []charts.Source{{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText, ScenarioPaths: m.ScenarioPaths()}}, "")
 }
 
 // writeReport writes the report of srcs; attachment names a download.
@@ -287,7 +287,7 @@ func (s *Server) runDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	name := fmt.Sprintf("run-%d.%s", m.ID, format)
 	if format == "html" {
-		s.writeReport(w, r, []charts.Source{{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText}}, name)
+		s.writeReport(w, r, []charts.Source{{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText, ScenarioPaths: m.ScenarioPaths()}}, name)
 		return
 	}
 	var b bytes.Buffer

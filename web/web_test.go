@@ -421,6 +421,10 @@ func TestLaunchAndCancel(t *testing.T) {
 	if err != nil || m.Status != store.StatusDone || len(out.Variants) != 2 || len(out.Variants[1].Results) != 2 || m.ScenarioFile != "tiny.yaml" {
 		t.Fatalf("the stored run: %+v %v", m, err)
 	}
+	// It is found again in the examples directory, not the server's.
+	if _, err := os.Stat(m.ScenarioPath()); err != nil || !filepath.IsAbs(m.ScenarioPath()) {
+		t.Errorf("the stored run's scenario %q: %v", m.ScenarioPath(), err)
+	}
 	// The same run from the CLI's engine gives the same rows.
 	f, _ := scenario.Parse("tiny.yaml", []byte(tinyScenario))
 	r, _ := lab.Run(context.Background(), f.Jobs()[0], nil)

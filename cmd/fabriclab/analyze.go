@@ -46,6 +46,9 @@ the sum over all flows of the same source host, i.e. what that NIC sends),
 the most loaded links (offered = what their flows would send at NIC rate,
 carried = their max-min rates) and ECMP collision statistics: flows per
 switch-to-switch link for each tier, against the ideal ceil(flows/links).
+Paths and collisions are the fabric at time 0, as a run starts it: links
+topology.failures takes down at 0 are routed around and not counted among
+a tier's links; a note on stderr names failures that begin or end later.
 The last line is the predicted completion time with the rates held
 constant against the NIC-bound ideal.
 
@@ -129,6 +132,9 @@ func (a *app) analyze(cmd *cobra.Command, path string, f analyzeFlags) error {
 	if pol := fabric.Policies[fw]; !pol.Static() {
 		fmt.Fprintf(a.stderr, "fabriclab: switch.forwarding=%s is dynamic: paths are shown as static ECMP would hash them\n", fw)
 	}
+	for _, note := range laterFailures(job.Spec.Topology.Failures) {
+		fmt.Fprintf(a.stderr, "fabriclab: %s\n", note)
+	}
 	if f.jsonPath != "-" {
 		writeAnalysis(a.stdout, job, r, f.top)
 	}
@@ -143,6 +149,27 @@ func (a *app) analyze(cmd *cobra.Command, path string, f analyzeFlags) error {
 			flow.Report
 		}{job.Scenario, job.Variant, int64(job.Size), fw, r})
 	})
+}
+
+// laterFailures notes the failures the analysis does not show. It shows
+// the fabric at time 0, as the packet simulator starts it: a link down
+// then is routed around and left out of the ECMP table; a link that fails
+// later is up, and one that comes back later is down.
+func laterFailures(fs []scenario.Failure) []string {
+	var notes []string
+	for i, f := range fs {
+		times := ""
+		if n := len(f.Outages()); n > 1 {
+			times = fmt.Sprintf(" (%d outages)", n)
+		}
+		switch {
+		case f.At > 0:
+			notes = append(notes, fmt.Sprintf("topology.failures[%d]: %s–%s fails at %s%s; analyze shows the fabric at time 0, with it up", i, f.From, f.To, f.At, times))
+		case f.Until > 0:
+			notes = append(notes, fmt.Sprintf("topology.failures[%d]: %s–%s comes back up at %s%s; analyze shows the fabric at time 0, without it", i, f.From, f.To, f.Until, times))
+		}
+	}
+	return notes
 }
 
 // pickJob is the job of variant name (the first without a name) at size

@@ -115,3 +115,51 @@ func TestAnalyzeHelp(t *testing.T) {
 		}
 	}
 }
+
+// The ECMP table describes the fabric at time 0 as a run routes it: a
+// link failed from the start for good is neither a usable link nor a path
+// (2 leaves × 2 hosts, 2 spines, leaf0–spine0 down: the four cross-leaf
+// flows share spine1, leaf1→spine0 idles; counting the failed link said 4
+// links, ideal 1), a link that fails later is up then, and stderr says so.
+func TestAnalyzeLeavesOutFailedLinks(t *testing.T) {
+	dir := t.TempDir()
+	const scen = `name: failed
+topology:
+  kind: leaf-spine
+  hosts: 4
+  hosts_per_leaf: 2
+  spines: 2
+  host_link: {rate: 100Gbps, delay: 1us}
+  fabric_link: {rate: 100Gbps, delay: 1us}
+  failures:
+    - {from: leaf0, to: spine0, at: 0s}
+    - {from: leaf1, to: spine1, at: 1ms, until: 2ms, period: 5ms, count: 3}
+workload:
+  kind: flows
+  file: flows.txt
+`
+	if err := os.WriteFile(filepath.Join(dir, "flows.txt"), []byte("0 2 1MB\n1 3 1MB\n2 0 1MB\n3 1 1MB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "failed.yaml")
+	if err := os.WriteFile(path, []byte(scen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, stdout, stderr := newTestApp(nil, quickRun)
+	a.load = loadPlan
+	if code := a.execute(context.Background(), []string{"analyze", path}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"\n      leaf→spine      3      4     2   1.33      2  1 0 2\n",
+		"\n      spine→leaf      3      4     2   1.33      2  1 0 2\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if want := "fabriclab: topology.failures[1]: leaf1–spine1 fails at 1ms (3 outages); analyze shows the fabric at time 0, with it up\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}

@@ -2,9 +2,8 @@ package main
 
 import (
 	"os"
-	"path/filepath"
-	"strings"
 
+	"fabriclab/internal/realpath"
 	"fabriclab/report"
 	"fabriclab/store"
 )
@@ -37,7 +36,7 @@ func guardDB(flag string) []guarded {
 	}
 	// SQLite names its -wal and -shm files after the file it opens, the
 	// end of the link chain: guard those, as well as the link itself.
-	path = resolvePath(path)
+	path = realpath.Resolve(path)
 	what := "the results database"
 	if flag != "" {
 		what += " (--db " + flag + ")"
@@ -59,8 +58,8 @@ func refGuards(p *plan) []guarded {
 }
 
 // savedRunGuards are the files run m read when it ran, its scenario and
-// what that names, as far as they are found from here (relative paths
-// are the ones typed then) and exist: export and report must not write
+// what that names, found from the directory it ran in and from here
+// (relative paths are the ones typed then), as far as they exist: export and report must not write
 // over them. Only worked out when some output is a file (the saved
 // scenario is read again for it); a scenario that no longer reads (a
 // file gone) guards itself only.
@@ -78,10 +77,14 @@ func savedRunGuards(m store.Meta, outputs [][2]string) []guarded {
 			g = append(g, guarded{path, what})
 		}
 	}
-	add(m.ScenarioFile, "the run's scenario file")
-	if f, err := report.SavedScenario(m.ScenarioFile, m.ScenarioText, m.Sets, m.Sweeps); err == nil {
-		for _, r := range f.ReferencedFiles() {
-			add(r, "a file the run's scenario reads")
+	// Where the run read them, and where they are found from here: the
+	// directory it ran in may have moved (or be another machine's).
+	for _, path := range m.ScenarioPaths() {
+		add(path, "the run's scenario file")
+		if f, err := report.SavedScenario(path, m.ScenarioText, m.Sets, m.Sweeps); err == nil {
+			for _, r := range f.ReferencedFiles() {
+				add(r, "a file the run's scenario reads")
+			}
 		}
 	}
 	return g
@@ -111,40 +114,11 @@ func checkClobber(outputs [][2]string, guards []guarded) error {
 
 // sameFile reports whether a and b name the same file, existing or not.
 func sameFile(a, b string) bool {
-	ra, rb := resolvePath(a), resolvePath(b)
+	ra, rb := realpath.Resolve(a), realpath.Resolve(b)
 	if ra == rb {
 		return true
 	}
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
-}
-
-// resolvePath is path made absolute with every symlink followed, dangling
-// ones too (a link to a file not written yet names that file); for a file
-// that does not exist yet, its directory's path resolved and its own name
-// appended (so ./out.json and dir/../out.json agree).
-func resolvePath(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return filepath.Clean(path)
-	}
-	for range 40 { // as many links as the kernel follows
-		if r, err := filepath.EvalSymlinks(abs); err == nil {
-			return r
-		}
-		dir, base := filepath.Split(abs)
-		if r, err := filepath.EvalSymlinks(strings.TrimSuffix(dir, string(filepath.Separator))); err == nil && dir != "" {
-			abs = filepath.Join(r, base)
-		}
-		target, err := os.Readlink(abs)
-		if err != nil {
-			return abs // not a link: a file to be created
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(abs), target)
-		}
-		abs = filepath.Clean(target)
-	}
-	return abs
 }

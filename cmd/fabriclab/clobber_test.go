@@ -51,6 +51,13 @@ func TestRunRefusesToOverwriteInputs(t *testing.T) {
 	if err := os.Link(scen, filepath.Join(dir, "hard.yaml")); err != nil {
 		t.Fatal(err)
 	}
+	// inner/.. is deep, not dir: the kernel follows the link, then "..".
+	if err := os.MkdirAll(filepath.Join(dir, "deep", "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "deep", "in"), filepath.Join(dir, "inner")); err != nil {
+		t.Fatal(err)
+	}
 	before := map[string][]byte{}
 	for _, f := range []string{db, scen, filepath.Join(dir, "flows.txt")} {
 		b, err := os.ReadFile(f)
@@ -84,6 +91,8 @@ func TestRunRefusesToOverwriteInputs(t *testing.T) {
 		{[]string{"--db", "link.db", "--json", db + "-wal"}, "is the results database"},
 		{[]string{"--db", "link.db", "--json", "r.db"}, "is the results database"},
 		{[]string{"--db", "dangling.db", "--json", "later.db"}, "is the results database"},
+		{[]string{"--db", "dangling.db", "--json", "inner/../../later.db"}, "is the results database"},
+		{[]string{"--db", db, "--json", "inner/../o.json", "--csv", "deep/o.json"}, "cannot both write to"},
 	} {
 		var stdout, stderr strings.Builder
 		a := newApp(&stdout, &stderr)

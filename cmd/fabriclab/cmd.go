@@ -142,7 +142,7 @@ PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
 				continue // the command has no such flag
 			}
 			for _, v := range values {
-				if key, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(key) == "" {
+				if _, _, ok := scenario.SplitOption(v); !ok {
 					return usageErr(cmd, "--%s %s: needs %s", opt[0], inputfile.Token(v), opt[1])
 				}
 			}
@@ -313,6 +313,20 @@ func (z *scenarioSize) Type() string { return "size" }
 // scenario file.
 func (a *app) maxScenarioFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&a.maxScenario, "max-scenario-size", "read scenario files of up to `SIZE` (e.g. 16MiB); larger ones are refused before parsing")
+}
+
+// seedSet adds --seed N to the --set options as seed=N (the last word);
+// a --set seed= beside it is refused: one would silently lose.
+func seedSet(cmd *cobra.Command, sets []string, seed uint64) ([]string, error) {
+	if !cmd.Flags().Changed("seed") {
+		return sets, nil
+	}
+	for _, v := range sets {
+		if key, _, _ := scenario.SplitOption(v); key == "seed" {
+			return nil, usageErr(cmd, "--seed %d and --set %s both set the seed; give one", seed, v)
+		}
+	}
+	return append(sets, "seed="+strconv.FormatUint(seed, 10)), nil
 }
 
 // printNotes prints the advice about valid but probably unintended
@@ -516,9 +530,11 @@ picosecond, as another tie order would.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("seed") {
-				f.sets = append(f.sets, "seed="+strconv.FormatUint(f.seed, 10))
+			sets, err := seedSet(cmd, f.sets, f.seed)
+			if err != nil {
+				return err
 			}
+			f.sets = sets
 			return a.run(cmd.Context(), cmd, args[0], f)
 		},
 	}

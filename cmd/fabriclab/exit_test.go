@@ -187,6 +187,7 @@ func TestRunBadOutputFailsBeforeAnyJob(t *testing.T) {
 		{[]string{"--json", dir}, "it is a directory"},
 		{[]string{"--csv", dir + "/"}, "it is a directory"},
 		{[]string{"--json", "/proc/x.json"}, "cannot write /proc/x.json: "},
+		{[]string{"--json", "/proc/version"}, "cannot write /proc/version: it would be replaced by renaming a new file over it, and no file can be created in /proc"},
 		{[]string{"--json", filepath.Join(dir, "no", "r.json")}, "does not exist"},
 		{[]string{"--csv", filepath.Join(notDir, "r.csv")}, "does not exist"},
 		{[]string{"--json", "-", "--csv", dir}, "it is a directory"},
@@ -219,6 +220,14 @@ func TestRunBadOutputFailsBeforeAnyJob(t *testing.T) {
 			args = append(args, "x.yaml")
 		}
 		if code := a.execute(context.Background(), args); code != exitUsage || ran.Load() != 0 || !strings.Contains(stderr.String(), ": needs key=") {
+			t.Errorf("%v: exit %d, %d jobs ran, stderr %q", args, code, ran.Load(), stderr)
+		}
+	}
+	// --seed beside --set seed= (--seed won whatever the order).
+	for _, args := range [][]string{{"run", "--set", "seed=3", "--seed", "5", "x.yaml"}, {"nccl", "alltoall", "--seed", "5", "--set", " seed =3"}} {
+		var ran atomic.Int32
+		a, _, stderr := newTestApp(testPlan(1, 1), countingRun(&ran))
+		if code := a.execute(context.Background(), args); code != exitUsage || ran.Load() != 0 || !strings.Contains(stderr.String(), "both set the seed; give one") {
 			t.Errorf("%v: exit %d, %d jobs ran, stderr %q", args, code, ran.Load(), stderr)
 		}
 	}

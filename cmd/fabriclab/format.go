@@ -107,7 +107,7 @@ func (a *app) writeSavedTables(w io.Writer, out report.Output, m store.Meta, for
 	}
 	opt := report.NCCLOptions{Variants: map[string]report.NCCLVariant{}}
 	var fabrics []report.Fabric
-	f, err := report.SavedScenario(m.ScenarioFile, m.ScenarioText, m.Sets, m.Sweeps)
+	f, err := report.SavedScenarioIn(m.ScenarioPaths(), m.ScenarioText, m.Sets, m.Sweeps)
 	if err == nil {
 		fabrics = report.FabricsOfFile(f)
 		for _, v := range f.Variants {

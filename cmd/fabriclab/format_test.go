@@ -160,3 +160,42 @@ func TestShowOverridesAndFabric(t *testing.T) {
 		t.Errorf("show --format nccl-tests:\n%s", out)
 	}
 }
+
+// show, from another directory than the run's, still rebuilds the fabric
+// from the saved scenario: its relative file names are found under the
+// directory the run started in (they were looked up from the current one).
+func TestShowFromAnotherDirectory(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	clobberScenario(t, dir)
+	db := filepath.Join(t.TempDir(), "lab.db")
+	exec := func(args ...string) (int, string, string) {
+		var stdout, stderr strings.Builder
+		code := newApp(&stdout, &stderr).execute(context.Background(), args)
+		return code, stdout.String(), stderr.String()
+	}
+	t.Chdir(dir)
+	if code, _, stderr := exec("run", "-q", "--db", db, "p.yaml"); code != 0 {
+		t.Fatalf("run: exit %d %s", code, stderr)
+	}
+	t.Chdir(other)
+	code, out, stderr := exec("show", "1", "--db", db)
+	if code != 0 || !strings.Contains(out, "\n# fabric: leaf-spine, 4 hosts, 2 leaves of 2, 1 spines") || strings.Contains(out+stderr, "flows.txt") {
+		t.Errorf("show: exit %d\n%s\nstderr %s", code, out, stderr)
+	}
+	// The directory moved: the files are found from here, as typed, and
+	// still guarded against export's outputs.
+	moved := dir + "-moved"
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Rename(moved, dir) })
+	t.Chdir(moved)
+	if code, out, stderr := exec("show", "1", "--db", db); code != 0 || !strings.Contains(out, "\n# fabric: leaf-spine, 4 hosts") {
+		t.Errorf("show from the moved directory: exit %d\n%s\nstderr %s", code, out, stderr)
+	}
+	for _, f := range []string{"flows.txt", "p.yaml"} {
+		if code, _, stderr := exec("export", "1", "--db", db, "--json", f); code != exitUsage || !strings.Contains(stderr, "the run's scenario") {
+			t.Errorf("export --json %s in the moved directory: exit %d, stderr %q", f, code, stderr)
+		}
+	}
+}

@@ -344,9 +344,11 @@ of that file runs the same jobs. The run is saved like any other (--db,
 			case f.root < 0 || f.root >= max(f.ranks, 1) && contains([]string{"broadcast", "reduce", "gather", "scatter"}, kind):
 				return usageErr(cmd, "-r %d: the root must be a rank (0–%d)", f.root, max(f.ranks, 1)-1)
 			}
-			if cmd.Flags().Changed("seed") {
-				f.run.sets = append(f.run.sets, "seed="+strconv.FormatUint(f.run.seed, 10))
+			sets, err := seedSet(cmd, f.run.sets, f.run.seed)
+			if err != nil {
+				return err
 			}
+			f.run.sets = sets
 			text, err := ncclScenario(test, kind, append([]string{args[0]}, flagArgs(cmd)...), f)
 			if err != nil {
 				return usageErr(cmd, "%v", err)
@@ -474,6 +476,15 @@ func (a *app) runNCCL(ctx context.Context, cmd *cobra.Command, test, text string
 	p, err := ncclPlan(test, text, fr.sets)
 	if err != nil {
 		return &exitErr{exitError, oneLine(err.Error())}
+	}
+	// The collective is the argument: a --set that changes the kind
+	// (workload.kind, or workload={kind: …}) would run another under its
+	// name (an all-to-all headed all_reduce_perf).
+	want, _ := report.KindOfNCCLTest(test)
+	for _, j := range p.Jobs {
+		if k := j.Spec.Workload.Kind; k != want {
+			return usageErr(cmd, "--set makes the workload %s; the collective is the argument (%s): run fabriclab nccl %s instead", k, test, report.NCCLTestOf(k))
+		}
 	}
 	if err := checkJobsFit(p); err != nil {
 		return &exitErr{exitError, oneLine(err.Error())}

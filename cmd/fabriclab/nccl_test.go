@@ -194,6 +194,8 @@ func TestNCCLCollectiveNames(t *testing.T) {
 		{[]string{"nccl", "all_reduce", "--fabric", "torus"}, "unknown topology"},
 		{[]string{"nccl", "all_reduce", "--format", "csv"}, "unknown --format"},
 		{[]string{"nccl", "broadcast", "-r", "8"}, "the root must be a rank"},
+		{[]string{"nccl", "all_reduce", "--set", " workload.kind =alltoall"}, "--set makes the workload alltoall; the collective is the argument (all_reduce): run fabriclab nccl alltoall instead"},
+		{[]string{"nccl", "all_reduce_perf", "--set", "workload={kind: allgather}"}, "--set makes the workload allgather; the collective is the argument (all_reduce): run fabriclab nccl all_gather instead"},
 	} {
 		code, out, stderr := storeApp(t, nil, c.args...)
 		if code != exitUsage || out != "" || !strings.Contains(stderr, c.msg) {

@@ -98,7 +98,9 @@ func checkOutput(path string) error {
 		}
 		tmp, err := createTemp(target, 0o666)
 		if err != nil {
-			return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
+			// The file is there, but its directory takes no new file (a
+			// file of /proc says "no such file" here).
+			return fmt.Errorf("cannot write %s: it would be replaced by renaming a new file over it, and no file can be created in %s (%w)", path, filepath.Dir(target), unwrapPath(err))
 		}
 		tmp.Close()
 		os.Remove(tmp.Name())

@@ -66,7 +66,7 @@ sentence saying what to enable. --png DIR also writes each chart as a PNG.`,
 					if err := checkClobber(outputs, savedRunGuards(m, outputs)); err != nil {
 						return err
 					}
-					srcs = append(srcs, charts.Source{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText})
+					srcs = append(srcs, charts.Source{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText, ScenarioPaths: m.ScenarioPaths()})
 				}
 				return nil
 			})

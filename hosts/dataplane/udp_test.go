@@ -129,8 +129,12 @@ func TestUDPLateStartSlips(t *testing.T) {
 	}
 	waitFor(t, 2*time.Second, "flow done", func() bool { return udpStats(snd.Snapshot(), 1, SideSender).Done })
 	s := udpStats(snd.Snapshot(), 1, SideSender)
-	if s.Slips != 1 || s.Sent < 18 || s.Sent > 22 { // 100/s for 200 ms (+ the first at once)
-		t.Fatalf("sent %d with %d slips; want about 20 and 1", s.Sent, s.Slips)
+	// 100/s for 200 ms (+ the first at once), and the late start is one
+	// slip, not a burst of the second's 100 datagrams. A loaded machine
+	// may wake the sender more than an interval late again: each such
+	// slip skips a datagram (it failed once with 19 sent and 2 slips).
+	if s.Slips < 1 || s.Slips > 3 || s.Sent > 22 || s.Sent < 18-(s.Slips-1) {
+		t.Fatalf("sent %d with %d slips; want about 20 and 1 (a datagram fewer for each slip more)", s.Sent, s.Slips)
 	}
 	waitFor(t, time.Second, "all received", func() bool { return udpStats(rcv.Snapshot(), 1, SideReceiver).Received == s.Sent })
 }

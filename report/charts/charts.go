@@ -37,6 +37,10 @@ type Source struct {
 	Label        string
 	Output       report.Output
 	ScenarioText string
+	// ScenarioPaths are where the scenario file may be, to find the files
+	// it names (a saved run's store.Meta.ScenarioPaths); Output.ScenarioFile
+	// when empty.
+	ScenarioPaths []string
 	// Fabrics are the variants' fabrics, in variant order (the summary at
 	// the top and the NIC rate on bus bandwidth charts). When nil they are
 	// read from ScenarioText (report.SavedFabrics); FabricErr says why
@@ -132,7 +136,11 @@ func withFabrics(srcs []Source) []Source {
 	out := make([]Source, len(srcs))
 	for i, s := range srcs {
 		if s.Fabrics == nil && s.FabricErr == "" {
-			fs, err := report.SavedFabrics(s.Output.ScenarioFile, s.ScenarioText, s.Output.Sets, s.Output.Sweeps)
+			paths := s.ScenarioPaths
+			if len(paths) == 0 {
+				paths = []string{s.Output.ScenarioFile}
+			}
+			fs, err := report.SavedFabrics(paths, s.ScenarioText, s.Output.Sets, s.Output.Sweeps)
 			if err != nil {
 				s.FabricErr = err.Error()
 			}
