@@ -4,7 +4,7 @@ import (
 	"os"
 
 	"fabriclab/internal/realpath"
-	"fabriclab/report"
+	"fabriclab/scenario"
 	"fabriclab/store"
 )
 
@@ -61,8 +61,7 @@ func refGuards(p *plan) []guarded {
 // what that names, found from the directory it ran in and from here
 // (relative paths are the ones typed then), as far as they exist: export and report must not write
 // over them. Only worked out when some output is a file (the saved
-// scenario is read again for it); a scenario that no longer reads (a
-// file gone) guards itself only.
+// scenario is read again for it).
 func savedRunGuards(m store.Meta, outputs [][2]string) []guarded {
 	files := false
 	for _, o := range outputs {
@@ -79,9 +78,12 @@ func savedRunGuards(m store.Meta, outputs [][2]string) []guarded {
 	}
 	// Where the run read them, and where they are found from here: the
 	// directory it ran in may have moved (or be another machine's).
+	// The scenario is read without validating it: one that no longer
+	// validates (a size distribution gone) still names its files.
 	for _, path := range m.ScenarioPaths() {
 		add(path, "the run's scenario file")
-		if f, err := report.SavedScenario(path, m.ScenarioText, m.Sets, m.Sweeps); err == nil {
+		o := scenario.Options{Sets: m.Sets, Sweeps: m.Sweeps, MaxBytes: int64(len(m.ScenarioText)) + 1, SavedRun: true, Unchecked: true}
+		if f, err := scenario.ParseOptions(path, []byte(m.ScenarioText), o); err == nil {
 			for _, r := range f.ReferencedFiles() {
 				add(r, "a file the run's scenario reads")
 			}

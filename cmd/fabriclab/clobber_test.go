@@ -172,3 +172,38 @@ func TestEmptyDBFlagIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A saved run whose scenario no longer validates (a size distribution it
+// names is gone) still guards the other files it names: export wrote over
+// the flow list then.
+func TestExportGuardsFilesOfAScenarioThatNoLongerValidates(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("flows.txt", "0 1 64KiB\n")
+	write("d.txt", "1000 0\n64000 1\n")
+	write("p.yaml", "topology: {hosts: 4, hosts_per_leaf: 2, spines: 1}\nworkload: {kind: flows, file: flows.txt}\n"+
+		"jobs:\n  - {name: bg, kind: messages, size_dist: d.txt, load: 0.1, duration: 10us, host_offset: 2}\n")
+	db := filepath.Join(dir, "r.db")
+	t.Chdir(dir)
+	exec := func(args ...string) (int, string) {
+		var stdout, stderr strings.Builder
+		code := newApp(&stdout, &stderr).execute(context.Background(), args)
+		return code, stderr.String()
+	}
+	if code, stderr := exec("run", "-q", "--db", db, "p.yaml"); code != 0 {
+		t.Fatalf("run: exit %d %s", code, stderr)
+	}
+	if err := os.Remove(filepath.Join(dir, "d.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := exec("export", "1", "--db", db, "--json", "flows.txt"); code != exitUsage || !strings.Contains(stderr, "is a file the run's scenario reads") {
+		t.Errorf("export --json flows.txt: exit %d, stderr %q", code, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "flows.txt")); err != nil || string(b) != "0 1 64KiB\n" {
+		t.Errorf("flows.txt now %q (%v)", b, err)
+	}
+}
