@@ -235,6 +235,20 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 // alltoall-dcqcn (examples/alltoall-dcqcn.yaml); seed 1; --set nic.burst=16",
 // text from the database escaped for the terminal.
 func RunLine(id int64, o Output) string {
-	return fmt.Sprintf("# run %d: %s (%s); %s\n", id, safetext.Terminal(o.Scenario), safetext.Terminal(o.ScenarioFile),
-		safetext.Terminal(Overrides(o)))
+	return fmt.Sprintf("# run %d: %s (%s); %s%s\n", id, safetext.Terminal(o.Scenario), safetext.Terminal(o.ScenarioFile),
+		safetext.Terminal(Overrides(o)), hostsNote(o))
+}
+
+// hostsNote is "; real hosts (4 agents, scale 0.001)" for a run whose rows
+// ran on agents, so that a comparison with a simulated run says what each
+// measured (a lab at 1/1000 of the rates is 1000× slower, not worse).
+func hostsNote(o Output) string {
+	for _, v := range o.Variants {
+		for _, r := range v.Results {
+			if h := r.Hosts; h != nil {
+				return fmt.Sprintf("; real hosts (%d agents, scale %g)", h.Agents, h.Scale)
+			}
+		}
+	}
+	return ""
 }

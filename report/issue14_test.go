@@ -158,6 +158,12 @@ func TestOverrides(t *testing.T) {
 	if got := RunLine(12, Output{Scenario: "x\x1b[2J", ScenarioFile: "x.yaml", Seed: 1}); got != "# run 12: x\\x1b[2J (x.yaml); seed 1; no --set or --sweep\n" {
 		t.Errorf("%q", got)
 	}
+	// A run on real hosts says so, and at what scale (a lab at 1/1000 of
+	// the rates beside a simulated run).
+	hosts := Output{Scenario: "h", ScenarioFile: "h.yaml", Seed: 1, Variants: []VariantResult{{Results: []metrics.SizeResult{{Hosts: &metrics.HostsRun{Engine: "hosts", Agents: 4, Scale: 0.001}}}}}}
+	if got := RunLine(3, hosts); got != "# run 3: h (h.yaml); seed 1; no --set or --sweep; real hosts (4 agents, scale 0.001)\n" {
+		t.Errorf("%q", got)
+	}
 	if got := OverrideFlags([]string{"name=it's"}, nil); got != `--set 'name=it'\''s'` {
 		t.Errorf("%q", got)
 	}

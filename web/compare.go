@@ -98,7 +98,9 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	data := map[string]any{"Query": r.URL.Query().Get("run")}
+	// Every run= the page was asked for goes back in its one field (the
+	// runs page's checkboxes send one each): resubmitting keeps them all.
+	data := map[string]any{"Query": strings.Join(r.URL.Query()["run"], " ")}
 	if len(sel) > 0 {
 		cols, _, err := s.columns(sel)
 		if err != nil {

@@ -132,17 +132,11 @@ func parseDay(v string, end bool) (time.Time, error) {
 	return t, nil
 }
 
-// overrides says what changed a run from its file: --set, --sweep, seed.
+// overrides says what changed a run from its file, as show's "#
+// overrides:" line says it: the seed, then --set and --sweep shell-quoted,
+// ready to paste into a command line.
 func overrides(m store.Meta) string {
-	var parts []string
-	for _, x := range m.Sets {
-		parts = append(parts, "--set "+x)
-	}
-	for _, x := range m.Sweeps {
-		parts = append(parts, "--sweep "+x)
-	}
-	parts = append(parts, fmt.Sprintf("seed %d", m.Seed))
-	return strings.Join(parts, " ")
+	return report.Overrides(report.Output{Seed: m.Seed, Sets: m.Sets, Sweeps: m.Sweeps})
 }
 
 func rowCount(m store.Meta) string {

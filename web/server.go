@@ -274,6 +274,14 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		h.Set("Content-Security-Policy", pageCSP)
 		h.Set("X-Frame-Options", "SAMEORIGIN")
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if !s.authenticates(r) && !loopbackRequest(r) {
+			// Nothing but the address protects a server without a token
+			// or client certificates: a page of another site whose name
+			// comes to resolve to 127.0.0.1 (DNS rebinding) would be
+			// same-origin with it. Such requests name another host.
+			s.fail(w, r, http.StatusMisdirectedRequest, "this server answers to its loopback address only (localhost, 127.0.0.1, [::1]); the request names another host")
+			return
+		}
 		login := r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/")
 		if !login && !s.authorized(r) {
 			if r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events") && !strings.Contains(r.URL.Path, "/download/") {
@@ -306,6 +314,22 @@ const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-sr
 
 // reportCSP is the embedded report's: inline SVG and styles, no script.
 const reportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; base-uri 'none'"
+
+// authenticates reports whether requests must prove who sends them: a
+// token, or a client certificate the TLS handshake verified.
+func (s *Server) authenticates(r *http.Request) bool {
+	return len(s.cfg.Token) > 0 || r.TLS != nil && len(r.TLS.VerifiedChains) > 0
+}
+
+// loopbackRequest reports whether r's Host names a loopback address
+// (localhost, 127.0.0.0/8, ::1), with or without a port.
+func loopbackRequest(r *http.Request) bool {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return loopbackHost(strings.ToLower(strings.Trim(host, "[]")))
+}
 
 func sameOrigin(origin string, r *http.Request) bool {
 	u, err := url.Parse(origin)

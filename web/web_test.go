@@ -133,7 +133,7 @@ func TestPagesAndDownloads(t *testing.T) {
 	b := g.saveRun("beta", nil, "", 20)
 
 	code, body, h := g.get("/runs")
-	if code != 200 || !strings.Contains(body, ">alpha<") || !strings.Contains(body, ">beta<") || !strings.Contains(body, "--set nic.mtu=4KiB seed 7") {
+	if code != 200 || !strings.Contains(body, ">alpha<") || !strings.Contains(body, ">beta<") || !strings.Contains(body, "seed 7; --set nic.mtu=4KiB") {
 		t.Fatalf("runs: %d\n%s", code, body)
 	}
 	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || h.Get("X-Content-Type-Options") != "nosniff" {
@@ -185,6 +185,10 @@ func TestPagesAndDownloads(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "1:first, 1:second, 2:second") || !strings.Contains(body, "/compare/report?") || !strings.Contains(body, "bus bandwidth") {
 		t.Errorf("compare: %d\n%s", code, body)
 	}
+	// The form keeps every run asked for (it kept the first).
+	if want := fmt.Sprintf(`name="run" value="%d %d:second"`, a, b); !strings.Contains(body, want) {
+		t.Errorf("compare form: want %s", want)
+	}
 	if code, body, _ = g.get(fmt.Sprintf("/compare/report?run=%d,%d", a, b)); code != 200 || !strings.Contains(body, "run 2") {
 		t.Errorf("compare report: %d", code)
 	}
@@ -232,6 +236,28 @@ func TestBadInput(t *testing.T) {
 	req.Header.Set("Origin", "https://evil.example")
 	if resp, err := g.cli.Do(req); err != nil || resp.StatusCode != 403 {
 		t.Errorf("a cross-site POST: %v %v", resp.StatusCode, err)
+	}
+	// DNS rebinding: a page of another site whose name now resolves to
+	// 127.0.0.1 is same-origin with itself; its requests name its host,
+	// and a server without a token answers loopback names only.
+	for host, want := range map[string]int{"rebind.attacker.example:80": 421, "localhost.attacker.example": 421, "LOCALHOST:7480": 200, "127.0.0.2": 200, "[::1]:7480": 200} {
+		for _, post := range []bool{false, true} {
+			req, _ := http.NewRequest("GET", g.ts.URL+"/runs/1", nil)
+			if post {
+				req, _ = http.NewRequest("POST", g.ts.URL+"/launch", strings.NewReader(url.Values{"example": {"tiny.yaml"}, "csrf": {g.csrf()}}.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("Origin", "http://"+host)
+			}
+			req.Host = host
+			resp, err := g.cli.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if code := resp.StatusCode; want == 421 && code != 421 || want == 200 && code == 421 {
+				t.Errorf("Host %s (POST %v): %d", host, post, code)
+			}
+		}
 	}
 	big := strings.Repeat("x", maxBody+10)
 	if code, _, _ := g.post("/launch", url.Values{"yaml": {big}, "csrf": {g.csrf()}}); code != 413 {
@@ -575,5 +601,14 @@ func TestShortPaths(t *testing.T) {
 		if got := shortPaths(c.in, "/srv/ex"); got != c.want {
 			t.Errorf("shortPaths(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// The overrides read as show's do, quoted for a shell (they were pasted
+// raw: "--set sim.telemetry.flows=top 2").
+func TestOverridesAreQuoted(t *testing.T) {
+	got := overrides(store.Meta{Seed: 3, Sets: []string{"sim.telemetry.flows=top 2", "seed=3"}, Sweeps: []string{"workload.qps=1,2"}})
+	if want := "seed 3; --set 'sim.telemetry.flows=top 2' --set seed=3 --sweep workload.qps=1,2"; got != want {
+		t.Errorf("overrides %q, want %q", got, want)
 	}
 }

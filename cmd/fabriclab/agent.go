@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"strings"
 	"sync"
@@ -133,6 +134,20 @@ func (a *app) agentConfig(cmd *cobra.Command, f agentFlags) (agent.Config, error
 	return cfg, nil
 }
 
+// metricsLine is the start line's word on /metrics at m (nil: off).
+// Prometheus scrapes from elsewhere, so the address is the operator's to
+// choose; beyond loopback, what it shows to anyone is said.
+func metricsLine(m net.Addr) string {
+	if m == nil {
+		return "off"
+	}
+	line := "http://" + m.String() + "/metrics"
+	if tcp, ok := m.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		line += " (beyond loopback, plain HTTP without authentication: anyone who reaches it sees run ids and endpoint pairs with their byte counts; firewall it, or keep the default 127.0.0.1 and scrape through a proxy)"
+	}
+	return line
+}
+
 // parseAllow reads a CIDR, or one address as its own /32 or /128.
 func parseAllow(s string) (netip.Prefix, error) {
 	s = strings.TrimSpace(s)
@@ -161,10 +176,7 @@ func (a *app) runAgent(ctx context.Context, cfg agent.Config) error {
 	// Signals cancel ctx instead of quitting at once, so the run is aborted
 	// and the sockets closed before the process exits.
 	processStop.jobPhase()
-	metrics := "off"
-	if m := s.MetricsAddr(); m != nil {
-		metrics = "http://" + m.String() + "/metrics"
-	}
+	metrics := metricsLine(s.MetricsAddr())
 	allow := "none (every send is refused)"
 	if len(cfg.Allow) > 0 {
 		allow = joinStrings(cfg.Allow)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -135,5 +136,24 @@ func TestAgentServes(t *testing.T) {
 	}
 	if strings.Contains(log, "s3cret") {
 		t.Error("the log shows the token")
+	}
+}
+
+// /metrics beyond loopback is the operator's choice (Prometheus scrapes
+// from elsewhere), and the start line says what it then shows to anyone.
+func TestAgentMetricsLine(t *testing.T) {
+	for _, c := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{nil, "off"},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9470}, "http://127.0.0.1:9470/metrics"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 9470}, "http://[::1]:9470/metrics"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 9470}, "http://0.0.0.0:9470/metrics (beyond loopback, plain HTTP without authentication: anyone who reaches it sees run ids"},
+		{&net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 9470}, "http://10.0.0.7:9470/metrics (beyond loopback"},
+	} {
+		if got := metricsLine(c.addr); !strings.HasPrefix(got, c.want) || strings.Contains(c.want, "(") != strings.Contains(got, "(") {
+			t.Errorf("%v: %q, want %q", c.addr, got, c.want)
+		}
 	}
 }

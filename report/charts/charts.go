@@ -165,12 +165,24 @@ func collect(srcs []Source) []series {
 			}
 			nic := 0.0
 			if vi < len(s.Fabrics) && (s.Fabrics[vi].Variant == v.Name || s.Fabrics[vi].Variant == "") {
-				nic = s.Fabrics[vi].NICGBps
+				nic = s.Fabrics[vi].NICGBps * hostsScale(v.Results)
 			}
 			ss = append(ss, series{name: name, v: v, nicGBps: nic})
 		}
 	}
 	return ss
+}
+
+// hostsScale is the fraction of the scenario's rates the rows ran at: a
+// namespace lab's --scale for rows measured on real hosts, else 1. The
+// NIC's line on the bus bandwidth chart is drawn at that rate.
+func hostsScale(rs []metrics.SizeResult) float64 {
+	for _, r := range rs {
+		if r.Hosts != nil && r.Hosts.Scale > 0 {
+			return r.Hosts.Scale
+		}
+	}
+	return 1
 }
 
 // ok are the results that measured something.

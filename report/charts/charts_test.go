@@ -217,3 +217,19 @@ func TestPNGWriteIsAtomic(t *testing.T) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+// The NIC's line on the bus bandwidth chart of rows measured on a
+// namespace lab is at the lab's rate (it was at the scenario's, 1000×
+// above points of a lab at --scale 0.001).
+func TestNICLineAtTheHostsScale(t *testing.T) {
+	row := metrics.SizeResult{Completion: metrics.Completion{SizeBytes: 1 << 20}, Hosts: &metrics.HostsRun{Engine: "hosts", Agents: 4, Scale: 0.001}}
+	src := Source{Output: report.Output{Variants: []report.VariantResult{{Name: "a", Results: []metrics.SizeResult{row}}}},
+		Fabrics: []report.Fabric{{Variant: "a", NICGBps: 12.5}}}
+	if ss := collect([]Source{src}); len(ss) != 1 || ss[0].nicGBps != 0.0125 {
+		t.Errorf("series %+v", ss)
+	}
+	src.Output.Variants[0].Results[0].Hosts = nil
+	if ss := collect([]Source{src}); len(ss) != 1 || ss[0].nicGBps != 12.5 {
+		t.Errorf("simulated: %+v", ss)
+	}
+}
