@@ -46,7 +46,7 @@ func fixed(prec int) func(float64) string {
 // (algbw is not part of --all).
 var Metrics = []Metric{
 	{Name: "busbw", Title: "bus bandwidth", Unit: "GB/s", Relative: true,
-		value: func(r metrics.SizeResult) float64 { return r.BusBWGBps }, format: fixed(2)},
+		value: func(r metrics.SizeResult) float64 { return r.BusBWGBps }, format: GBps},
 	{Name: "cct", Title: "completion time", Unit: "us", Relative: true,
 		value: func(r metrics.SizeResult) float64 { return r.CCTS * 1e6 }, format: fixed(2)},
 	{Name: "ideal_pct", Title: "% of ideal", Unit: "%", Relative: false,
@@ -56,7 +56,7 @@ var Metrics = []Metric{
 	{Name: "ecn_marks", Title: "ECN-marked packets", Relative: false, fabric: true,
 		value: func(r metrics.SizeResult) float64 { return float64(r.ECNMarks) }, format: fixed(0)},
 	{Name: "algbw", Title: "algorithm bandwidth", Unit: "GB/s", Relative: true,
-		value: func(r metrics.SizeResult) float64 { return r.AlgBWGBps }, format: fixed(2)},
+		value: func(r metrics.SizeResult) float64 { return r.AlgBWGBps }, format: GBps},
 }
 
 // AllMetrics is what `compare --all` prints.
@@ -237,6 +237,24 @@ func WriteCompare(w io.Writer, cols []Column, metric string) error {
 func RunLine(id int64, o Output) string {
 	return fmt.Sprintf("# run %d: %s (%s); %s%s\n", id, safetext.Terminal(o.Scenario), safetext.Terminal(o.ScenarioFile),
 		safetext.Terminal(Overrides(o)), hostsNote(o))
+}
+
+// KindsNote is a line saying that the columns run different workloads
+// ("" when they run one): a size is then bytes per rank in one and bytes
+// per sender in another, and the deltas compare unlike things.
+func KindsNote(cols []Column) string {
+	var kinds []string
+	first := map[string]string{}
+	for _, c := range cols {
+		if _, seen := first[c.Kind]; !seen && c.Kind != "" {
+			first[c.Kind] = c.Name
+			kinds = append(kinds, safetext.Terminal(c.Name)+" is "+c.Kind)
+		}
+	}
+	if len(kinds) < 2 {
+		return ""
+	}
+	return "# note: the columns run different workloads (" + strings.Join(kinds, ", ") + "): a size and a bandwidth mean something else in each, so the deltas compare unlike things\n"
 }
 
 // hostsNote is "; real hosts (4 agents, scale 0.001)" for a run whose rows

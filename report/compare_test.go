@@ -105,3 +105,32 @@ func TestCompareHostsBesideSimulated(t *testing.T) {
 		t.Errorf("cct:\n%s", b.String())
 	}
 }
+
+// Below 0.1 GB/s the tables keep three significant digits: a namespace
+// lab at 1/1000 of the rates read 0.01 everywhere, and compare's delta
+// +0.00 (+12.5%).
+func TestGBps(t *testing.T) {
+	for v, want := range map[float64]string{0: "0.00", 12.5: "12.50", 0.1: "0.10", 0.24: "0.24", 0.0125: "0.0125", 0.05: "0.0500",
+		0.0999: "0.0999", -0.0015: "-0.00150", 0.000012345: "0.0000123", 1e-12: "0.00000000"} {
+		if got := GBps(v); got != want {
+			t.Errorf("GBps(%g) = %q, want %q", v, got, want)
+		}
+	}
+	busbw, _ := LookupMetric("busbw")
+	if got := busbw.Delta(0.0100, 0.01125); got != "+0.00125 (+12.5%)" {
+		t.Errorf("delta %q", got)
+	}
+}
+
+// Columns of different workloads get a note (an incast's size is bytes
+// per sender, an all-to-all's bytes per rank); one workload gets none.
+func TestKindsNote(t *testing.T) {
+	same := []Column{{Name: "1:a", Kind: "alltoall"}, {Name: "2:b", Kind: "alltoall"}}
+	if got := KindsNote(same); got != "" {
+		t.Errorf("one kind: %q", got)
+	}
+	mixed := append(same, Column{Name: "3:c", Kind: "incast"})
+	if got, want := KindsNote(mixed), "# note: the columns run different workloads (1:a is alltoall, 3:c is incast): a size and a bandwidth mean something else in each, so the deltas compare unlike things\n"; got != want {
+		t.Errorf("mixed: %q", got)
+	}
+}

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 
 	"fabriclab/workload"
 )
@@ -32,7 +34,19 @@ func busCell(kind string, gbps float64) string {
 	if !HasBusBW(kind) {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f", gbps)
+	return GBps(gbps)
+}
+
+// GBps is a bandwidth in GB/s as the tables print it: two decimals, or
+// three significant digits below 0.1 GB/s, where two decimals say nothing
+// (a namespace lab at 1/1000 of the rates reads 0.0125, not 0.01).
+func GBps(v float64) string {
+	a := math.Abs(v)
+	if a >= 0.1 || a == 0 || math.IsNaN(a) || math.IsInf(a, 0) {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	prec := min(2+int(math.Ceil(-math.Log10(a))), 8)
+	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
 // noBusBWNote is the footer of a table whose kind has no bus bandwidth:
@@ -43,7 +57,7 @@ func noBusBWNote(kind string, sum float64, n int, over string) string {
 	case "incast":
 		s := "# incast: no bus bandwidth (busbw -); algbw = bytes per sender / time"
 		if n > 0 {
-			s += fmt.Sprintf("; into the target: %.2f GB/s on average (senders × bytes per sender / time)%s", sum/float64(n), over)
+			s += fmt.Sprintf("; into the target: %s GB/s on average (senders × bytes per sender / time)%s", GBps(sum/float64(n)), over)
 		}
 		return s + "\n"
 	case "any-to-any":

@@ -292,7 +292,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 			strconv.FormatInt(r.SizeBytes, 10),
 			human,
 			usec(r.CCTS),
-			fmt.Sprintf("%.2f", r.AlgBWGBps),
+			GBps(r.AlgBWGBps),
 			busCell(v.Collective, r.BusBWGBps),
 			fmt.Sprintf("%.1f", r.IdealPct),
 			usec(r.IdealS),
@@ -395,7 +395,7 @@ func WriteTable(w io.Writer, v VariantResult) error {
 	case !HasBusBW(v.Collective):
 		b.WriteString(noBusBWNote(v.Collective, sumTarget, nBus, over))
 	case nBus > 0:
-		fmt.Fprintf(&b, "# Avg bus bandwidth    : %.2f GB/s%s\n", sumBus/float64(nBus), over)
+		fmt.Fprintf(&b, "# Avg bus bandwidth    : %s GB/s%s\n", GBps(sumBus/float64(nBus)), over)
 	default:
 		b.WriteString("# Avg bus bandwidth    : n/a (no complete size)\n")
 	}

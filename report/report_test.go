@@ -276,7 +276,7 @@ func TestSweepSummaryGolden(t *testing.T) {
 	// end the same way are written in full.
 	o := Output{Variants: []VariantResult{
 		{Name: "a", Sweep: Point{{"topology.host_link.rate", "100Gbps"}, {"topology.fabric_link.rate", "400Gbps"}},
-			Results: []metrics.SizeResult{{Completion: metrics.Completion{SizeBytes: 1000, Timing: metrics.Timing{CCTS: 0.0000123, BusBWGBps: 0.08, IdealPct: 99.5}}, Outcome: metrics.Outcome{Complete: true}}}},
+			Results: []metrics.SizeResult{{Completion: metrics.Completion{SizeBytes: 1000, Timing: metrics.Timing{CCTS: 0.0000123, BusBWGBps: 0.8, IdealPct: 99.5}}, Outcome: metrics.Outcome{Complete: true}}}},
 	}}
 	b.Reset()
 	if err := WriteTables(&b, o); err != nil {
@@ -284,9 +284,9 @@ func TestSweepSummaryGolden(t *testing.T) {
 	}
 	want = `#  topology.host_link.rate  topology.fabric_link.rate   size      time   busbw  %ideal      pfc      ecn   drops
 #                                                                 (us)  (GB/s)
-   100Gbps                  400Gbps                      1KB     12.30    0.08    99.5        0        0       0
+   100Gbps                  400Gbps                      1KB     12.30    0.80    99.5        0        0       0
 `
-	if got := b.String(); !strings.HasSuffix(got, want) || !strings.Contains(got, "# Avg bus bandwidth    : 0.08 GB/s\n\n# sweep: topology.host_link.rate, topology.fabric_link.rate  (1 point;") {
+	if got := b.String(); !strings.HasSuffix(got, want) || !strings.Contains(got, "# Avg bus bandwidth    : 0.80 GB/s\n\n# sweep: topology.host_link.rate, topology.fabric_link.rate  (1 point;") {
 		t.Errorf("tables with a sweep:\n%s--- want it to end with\n%s", got, want)
 	}
 

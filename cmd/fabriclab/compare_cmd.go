@@ -118,7 +118,7 @@ Kinds without a bus bandwidth (incast, flow lists, …) show busbw as "-".`,
 				if err != nil {
 					return err
 				}
-				if _, err := io.WriteString(a.stdout, strings.Join(header, "")); err != nil {
+				if _, err := io.WriteString(a.stdout, strings.Join(header, "")+report.KindsNote(cols)); err != nil {
 					return err
 				}
 				for i, m := range ms {

@@ -218,9 +218,9 @@ func build(ss []series) ([]Chart, error) {
 		add(skip("cct", "Collective completion time vs data size", why))
 	} else {
 		add(busbwChart(ss))
-		add(sizeChart("ideal", "Percent of ideal vs data size", "% of ideal", "%.1f", ss, func(r metrics.SizeResult) (float64, bool) { return r.IdealPct, r.Complete }, 1, false))
+		add(sizeChart("ideal", "Percent of ideal vs data size", "% of ideal", printf("%.1f"), ss, func(r metrics.SizeResult) (float64, bool) { return r.IdealPct, r.Complete }, 1, false))
 		tu, tname := timeUnit(ss, func(r metrics.SizeResult) []float64 { return []float64{r.CCTS} })
-		c := sizeChart("cct", "Collective completion time vs data size", "CCT ("+tname+", log scale)", "%.4g", ss,
+		c := sizeChart("cct", "Collective completion time vs data size", "CCT ("+tname+", log scale)", printf("%.4g"), ss,
 			func(r metrics.SizeResult) (float64, bool) { return r.CCTS, r.CCTS > 0 }, tu, true)
 		if c.Table != nil {
 			c.Table.Head[0] += ", CCT in " + tname
@@ -329,7 +329,7 @@ func busbwChart(ss []series) Chart {
 	if len(with) == 0 {
 		return skip(name, title, "No variant has a bus bandwidth (incast, flow lists, uniform load, messages and any-to-any have none; see the README, \"Metrics\").")
 	}
-	c := sizeChart(name, title, "bus bandwidth (GB/s)", "%.2f", with, func(r metrics.SizeResult) (float64, bool) { return r.BusBWGBps, r.Complete }, 1, false)
+	c := sizeChart(name, title, "bus bandwidth (GB/s)", report.GBps, with, func(r metrics.SizeResult) (float64, bool) { return r.BusBWGBps, r.Complete }, 1, false)
 	if c.plot == nil {
 		return c
 	}
@@ -377,9 +377,15 @@ func containsFloat(xs []float64, v float64) bool {
 	return false
 }
 
+// printf is a table cell's text made by format.
+func printf(format string) func(float64) string {
+	return func(v float64) string { return fmt.Sprintf(format, v) }
+}
+
 // sizeChart draws f(result)/scale against data size (log2 x axis), one
-// line per variant, log y when logY; the table has one row per size.
-func sizeChart(name, title, ylabel, cell string, ss []series, f func(metrics.SizeResult) (float64, bool), scale float64, logY bool) Chart {
+// line per variant, log y when logY; the table has one row per size,
+// each cell written by cell.
+func sizeChart(name, title, ylabel string, cell func(float64) string, ss []series, f func(metrics.SizeResult) (float64, bool), scale float64, logY bool) Chart {
 	p := newPlot("data size", ylabel)
 	p.X.Scale = plot.LogScale{}
 	c := newChart(name, title, p)
@@ -397,7 +403,7 @@ func sizeChart(name, title, ylabel, cell string, ss []series, f func(metrics.Siz
 			}
 			x := float64(r.SizeBytes)
 			xys = append(xys, plotter.XY{X: x, Y: y / scale})
-			vals[[2]int64{int64(i), r.SizeBytes}] = fmt.Sprintf(cell, y/scale)
+			vals[[2]int64{int64(i), r.SizeBytes}] = cell(y / scale)
 			if !seen[x] {
 				seen[x] = true
 				sizes = append(sizes, x)
@@ -741,7 +747,7 @@ func endpointHeatmaps(ss []series) []Chart {
 			title := fmt.Sprintf("Endpoint rate, %% of full: %s, checkpoint %d (t = %.3g s)", s.name, k+1, cp.TS)
 			ch := heatmapOf(fmt.Sprintf("endpoints-%d-%d", i+1, k+1), title, g, "server host", "client host", "% of full", 0, 100)
 			ch.ticks(names(servers), names(clients))
-			ch.Table = matrixTable("client \\ server", names(clients), names(servers), g, "%.1f")
+			ch.Table = matrixTable("client \\ server", names(clients), names(servers), g, printf("%.1f"))
 			cs = append(cs, ch)
 		}
 	}
@@ -749,7 +755,7 @@ func endpointHeatmaps(ss []series) []Chart {
 }
 
 // matrixTable is a heatmap's numbers: one row per row label.
-func matrixTable(corner string, rows, cols []string, g grid, cell string) *Table {
+func matrixTable(corner string, rows, cols []string, g grid, cell func(float64) string) *Table {
 	if len(rows)*len(cols) > maxTableCells {
 		return nil
 	}
@@ -757,7 +763,7 @@ func matrixTable(corner string, rows, cols []string, g grid, cell string) *Table
 	for r, name := range rows {
 		row := []string{name}
 		for c := range cols {
-			row = append(row, fmt.Sprintf(cell, g[r][c]))
+			row = append(row, cell(g[r][c]))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -824,7 +830,7 @@ func heatmaps(ss []series) []Chart {
 		for k := range ranks {
 			ranks[k] = strconv.Itoa(k)
 		}
-		c.Table = matrixTable("source \\ destination (GB/s)", ranks, ranks, h.grid, "%.2f")
+		c.Table = matrixTable("source \\ destination (GB/s)", ranks, ranks, h.grid, report.GBps)
 		cs = append(cs, c)
 	}
 	return cs
