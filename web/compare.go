@@ -70,7 +70,7 @@ func (s *Server) columns(sel []compareSel) ([]report.Column, []charts.Source, er
 		for _, v := range l.out.Variants {
 			names = append(names, v.Name)
 			if a.variant == "" || v.Name == a.variant {
-				cols = append(cols, report.Column{Name: fmt.Sprintf("%d:%s", a.id, v.Name), Results: v.Results})
+				cols = append(cols, report.Column{Name: fmt.Sprintf("%d:%s", a.id, v.Name), Results: v.Results, Kind: v.Collective})
 				src.Variants = append(src.Variants, v)
 			}
 		}
@@ -127,6 +127,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 				names = append(names, c.Name)
 			}
 			data["Columns"] = names
+			data["Note"] = strings.TrimSuffix(strings.TrimPrefix(report.KindsNote(cols), "# note: "), "\n")
 		}
 	}
 	s.render(w, r, "compare", "Compare", data)

@@ -612,3 +612,28 @@ func TestOverridesAreQuoted(t *testing.T) {
 		t.Errorf("overrides %q, want %q", got, want)
 	}
 }
+
+// The compare page knows each column's workload, as the CLI's compare
+// does: an incast's bus bandwidth is "-", and columns of different
+// workloads get a note.
+func TestCompareMixedWorkloads(t *testing.T) {
+	g := newRig(t, Config{})
+	a := g.saveRun("alpha", nil, "", 10)
+	id, err := g.st.BeginRun(store.Meta{Name: "in", ScenarioFile: "x.yaml", ScenarioText: tinyScenario, Seed: 7, Version: "test",
+		Started: "2026-11-30T10:00:00Z", Expected: 1}, []report.VariantResult{{Name: "in", Collective: "incast"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := metrics.SizeResult{}
+	r.SizeBytes, r.Ranks, r.Complete, r.CCTS, r.BusBWGBps, r.AlgBWGBps = 65536, 4, true, 1e-5, 7.77, 3
+	if err := g.st.AddResult(id, 0, 0, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.st.FinishRun(id, store.StatusDone, "2026-11-30T10:01:00Z"); err != nil {
+		t.Fatal(err)
+	}
+	code, body, _ := g.get(fmt.Sprintf("/compare?run=%d:first&run=%d", a, id))
+	if code != 200 || !strings.Contains(body, "Note: the columns run different workloads") || strings.Contains(body, "7.77") {
+		t.Errorf("compare: %d\n%s", code, body)
+	}
+}
