@@ -25,6 +25,8 @@ type Network struct {
 	// waited in each switch egress queue and how much of that the queue
 	// was paused by PFC (explain mode); nil costs nothing.
 	observer Observer
+	// dropObserver is observer when it also hears watchdog drops.
+	dropObserver DropObserver
 	// INT holds the in-band telemetry of the packets that carry it
 	// (Packet.INT); switches stamp it at every egress. Empty unless a
 	// transport asks for telemetry (HPCC).
@@ -81,6 +83,7 @@ func NewNetwork(s *sim.Scheduler, seed uint64, nHosts int) *Network {
 // queue (explain mode); nil stops it.
 func (n *Network) SetObserver(o Observer) {
 	n.observer = o
+	n.dropObserver, _ = o.(DropObserver)
 	for _, pt := range n.Ports {
 		pt.observed = o != nil
 	}

@@ -413,10 +413,8 @@ func (pt *Port) pause(now sim.Time, pr uint8) {
 func (pt *Port) dropWatchdog(p *Packet) {
 	pt.C.Drops++
 	pt.C.WatchdogDrops++
-	if pt.observed && p.Kind == Data {
-		if o, ok := pt.net.observer.(DropObserver); ok {
-			o.Dropped(p, pt)
-		}
+	if o := pt.net.dropObserver; o != nil && p.Kind == Data {
+		o.Dropped(p, pt)
 	}
 	pt.net.DroppedBytes += int64(p.Wire)
 	pt.net.DroppedPackets++

@@ -115,7 +115,6 @@ func (em *explainMode) Explain(_ plan.Part, slowByMsg map[int]float64) *metrics.
 	// back-pressure but a cause, a root whether or not it was paused.
 	pushed := map[*fabric.Switch]bool{}
 	paused := map[*fabric.Switch]bool{}
-	x.Roots = []string{}
 	for _, pt := range ports {
 		if pt.C.PFCPausesSent > 0 {
 			node, peer := fabric.PortName(pt)

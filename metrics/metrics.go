@@ -303,6 +303,11 @@ type EndpointCount struct {
 	Bytes       int64 `json:"bytes"`
 }
 
+// String is "real hosts (4 agents, scale 0.001)".
+func (h *HostsRun) String() string {
+	return "real hosts (" + strconv.Itoa(h.Agents) + " agents, scale " + strconv.FormatFloat(h.Scale, 'g', -1, 64) + ")"
+}
+
 // HostsRun describes a row measured on real hosts: the engine, the agents,
 // the clocks and the kernels' counters.
 type HostsRun struct {

@@ -244,10 +244,10 @@ func RunLine(id int64, o Output) string {
 // per sender in another, and the deltas compare unlike things.
 func KindsNote(cols []Column) string {
 	var kinds []string
-	first := map[string]string{}
+	seen := map[string]bool{}
 	for _, c := range cols {
-		if _, seen := first[c.Kind]; !seen && c.Kind != "" {
-			first[c.Kind] = c.Name
+		if !seen[c.Kind] && c.Kind != "" {
+			seen[c.Kind] = true
 			kinds = append(kinds, safetext.Terminal(c.Name)+" is "+c.Kind)
 		}
 	}
@@ -262,11 +262,20 @@ func KindsNote(cols []Column) string {
 // measured (a lab at 1/1000 of the rates is 1000× slower, not worse).
 func hostsNote(o Output) string {
 	for _, v := range o.Variants {
-		for _, r := range v.Results {
-			if h := r.Hosts; h != nil {
-				return fmt.Sprintf("; real hosts (%d agents, scale %g)", h.Agents, h.Scale)
-			}
+		if h := HostsOf(v.Results); h != nil {
+			return "; " + h.String()
 		}
 	}
 	return ""
+}
+
+// HostsOf is how the first row of rs that ran on real hosts ran; nil when
+// none did.
+func HostsOf(rs []metrics.SizeResult) *metrics.HostsRun {
+	for _, r := range rs {
+		if r.Hosts != nil {
+			return r.Hosts
+		}
+	}
+	return nil
 }

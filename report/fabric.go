@@ -276,6 +276,9 @@ func SavedScenario(file, text string, sets, sweeps []string) (*scenario.File, er
 // a saved run's scenario may be: store.Meta.ScenarioPaths) where it reads;
 // the first one's error when none does.
 func SavedScenarioIn(paths []string, text string, sets, sweeps []string) (*scenario.File, error) {
+	if len(paths) == 0 {
+		paths = []string{""}
+	}
 	var first error
 	for _, p := range paths {
 		f, err := SavedScenario(p, text, sets, sweeps)
@@ -285,9 +288,6 @@ func SavedScenarioIn(paths []string, text string, sets, sweeps []string) (*scena
 		if first == nil {
 			first = err
 		}
-	}
-	if first == nil {
-		return SavedScenario("", text, sets, sweeps)
 	}
 	return nil, first
 }

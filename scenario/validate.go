@@ -1035,13 +1035,12 @@ func cutOffNote(s *Scenario) string {
 	// The variants of a sweep mostly share their fabric and failures:
 	// building it takes 50 ms at 1,024 hosts, so the last answer is kept.
 	ts := TopoSpec(s)
-	sw, seed := ts.Switch, ts.ECMPSeed
-	ts.Switch, ts.ECMPSeed = nil, 0 // neither changes which links are up
-	key := fmt.Sprintf("%+v|%+v", ts, s.Topology.Failures)
-	ts.Switch, ts.ECMPSeed = sw, seed
 	if ts.Graph != nil {
 		return cutOff(s, ts, dead) // a custom fabric's key would hold its address
 	}
+	k := ts
+	k.Switch, k.ECMPSeed = nil, 0 // neither changes which links are up
+	key := fmt.Sprintf("%+v|%+v", k, s.Topology.Failures)
 	lastCutOff.Lock()
 	defer lastCutOff.Unlock()
 	if lastCutOff.key == key {

@@ -228,7 +228,7 @@ func fabricSummary(out report.Output) []string {
 			engine = "flow-level engine (no fabric counters)"
 		}
 		if r.Hosts != nil {
-			engine = fmt.Sprintf("real hosts (%d agents, scale %g)", r.Hosts.Agents, r.Hosts.Scale)
+			engine = r.Hosts.String()
 		}
 		lines = append(lines, fmt.Sprintf("%s: %s, %d ranks, %s", v.Name, v.Collective, r.Ranks, engine))
 	}

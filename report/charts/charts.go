@@ -177,10 +177,8 @@ func collect(srcs []Source) []series {
 // namespace lab's --scale for rows measured on real hosts, else 1. The
 // NIC's line on the bus bandwidth chart is drawn at that rate.
 func hostsScale(rs []metrics.SizeResult) float64 {
-	for _, r := range rs {
-		if r.Hosts != nil && r.Hosts.Scale > 0 {
-			return r.Hosts.Scale
-		}
+	if h := report.HostsOf(rs); h != nil && h.Scale > 0 {
+		return h.Scale
 	}
 	return 1
 }
