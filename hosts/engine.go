@@ -23,6 +23,8 @@ import (
 	"io"
 	"math"
 	"net/netip"
+	"strings"
+	"sync"
 
 	"fabriclab/engine"
 	"fabriclab/hosts/inventory"
@@ -76,6 +78,66 @@ type Engine struct {
 	Heartbeat units.Duration
 	// Log hears the stages (nil: silent).
 	Log io.Writer
+
+	// authErr is the first authentication failure of any run (nil: none
+	// yet): the token does not change between the jobs of a run, so every
+	// later Run returns it at once and dials no agent.
+	authMu  sync.Mutex
+	authErr *AuthError
+}
+
+// AuthError is an agent that refused the controller's token, or did not
+// prove it holds it (wire.IsAuthFailure). It is not transient: each try
+// would cost the agent another failure delay and log line, so the engine
+// dials no agent after one, and every later Run returns it (wrapped: "not
+// run: …"). A caller running many jobs stops the run when errors.As finds
+// one.
+type AuthError struct {
+	Agent     string // the agent's control address
+	AgentFile string // the inventory's path ("" if unknown)
+	Err       error  // the agent client's error
+}
+
+func (e *AuthError) Error() string {
+	msg := e.Err.Error()
+	if name := "agent " + e.Agent + ": "; !strings.HasPrefix(msg, name) {
+		msg = name + msg
+	}
+	if errors.Is(e.Err, wire.ErrAgentUnproven) {
+		// Its text says what it may be (not the agent, or one with
+		// another token); not a mismatch of the agents file for sure.
+		return msg + " (not retried)"
+	}
+	file := "the agents file"
+	if e.AgentFile != "" {
+		file = e.AgentFile
+	}
+	return fmt.Sprintf("%s (the token of %s's token_file does not match the agent's --token-file; not retried)", msg, file)
+}
+
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// IsAuthError reports whether err is or wraps an AuthError: a runner's
+// Fatal, since every later job would meet it too.
+func IsAuthError(err error) bool {
+	var ae *AuthError
+	return errors.As(err, &ae)
+}
+
+// authFailed is the engine's authentication failure, if one happened.
+func (e *Engine) authFailed() *AuthError {
+	e.authMu.Lock()
+	defer e.authMu.Unlock()
+	return e.authErr
+}
+
+// setAuthFailed keeps the first authentication failure.
+func (e *Engine) setAuthFailed(ae *AuthError) {
+	e.authMu.Lock()
+	defer e.authMu.Unlock()
+	if e.authErr == nil {
+		e.authErr = ae
+	}
 }
 
 // layout is the hosts engine's plan.Layout: the scenario's topology as
@@ -95,7 +157,7 @@ func (e *Engine) Plan(job scenario.Job, sel plan.Selection) (*plan.Plan, error) 
 	}
 	spec := scaled(job.Spec, e.Inventory.Scale)
 	if spec.Topology.ScaleUp.Rate > 0 {
-		return nil, errors.New("hosts: the hosts engine has no scale-up domain (set topology.scale_up.rate: 0; intra-server transfers go through the NICs)")
+		return nil, errScaleUp
 	}
 	tp, err := topo.Build(sim.NewScheduler(), job.Seed, plan.TopoSpec(spec))
 	if err != nil {
@@ -127,6 +189,41 @@ func (e *Engine) Plan(job scenario.Job, sel plan.Selection) (*plan.Plan, error) 
 		}
 	}
 	return p, nil
+}
+
+// What real hosts cannot run, whatever the agents: Plan refuses the
+// first, the run the second (its plan has no connections).
+var (
+	errScaleUp       = errors.New("hosts: the hosts engine has no scale-up domain (set topology.scale_up.rate: 0; intra-server transfers go through the NICs)")
+	errNoConnections = errors.New("hosts: a transport without connections (homa) has no real-host counterpart; use transport.kind tcp or dctcp")
+)
+
+// Check refuses, without agents, what a run of job on real hosts would
+// refuse whatever the inventory: a scale-up domain, a transport without
+// connections (Homa). A traffic-engineered job (switch.forwarding te),
+// whose paths only a compile checks, is compiled as Plan compiles it and
+// the plan discarded. validate --engine hosts calls it, so that a file
+// that validates there gets as far as its agents.
+func Check(job scenario.Job) error {
+	spec := job.Spec
+	if spec == nil {
+		return nil
+	}
+	if spec.Topology.ScaleUp.Rate > 0 {
+		return errScaleUp
+	}
+	if k, ok := scenario.LookupTransportKind(spec.Transport.Kind); ok && k.PerMessage {
+		return errNoConnections
+	}
+	if spec.Switch.Forwarding != "te" {
+		return nil
+	}
+	tp, err := topo.Build(sim.NewScheduler(), job.Seed, plan.TopoSpec(spec))
+	if err != nil {
+		return err
+	}
+	_, err = plan.CompileOptions(job, &layout{Layout: plan.TopologyLayout(tp), topo: tp, spec: spec}, plan.Options{Select: plan.Together})
+	return err
 }
 
 // scaled is a copy of spec at the fabric's scale: link rates × scale, and
@@ -174,6 +271,9 @@ func (e *Engine) Run(ctx context.Context, p *plan.Plan, progress engine.Progress
 	l, ok := p.Layout.(*layout)
 	if !ok {
 		return nil, errors.New("hosts: the plan was not made by the hosts engine")
+	}
+	if ae := e.authFailed(); ae != nil {
+		return nil, fmt.Errorf("not run: %w", ae)
 	}
 	r := &run{e: e, p: p, l: l, progress: progress}
 	return r.execute(ctx)

@@ -237,7 +237,7 @@ sim: {time_limit: 1s}
 
 func job(t *testing.T, src string) scenario.Job {
 	t.Helper()
-	f, err := scenario.Parse("h.yaml", []byte(src))
+	f, err := scenario.ParseOptions("h.yaml", []byte(src), scenario.Options{Engine: scenario.EngineHosts})
 	if err != nil {
 		t.Fatal(err)
 	}

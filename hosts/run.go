@@ -142,6 +142,15 @@ func (r *run) dialAll(ctx context.Context, used map[int]bool) error {
 		}()
 	}
 	wg.Wait()
+	// A refused token is not transient: it stops this run and every
+	// later one of the engine (Engine.Run), before any other error.
+	for i, err := range errs {
+		if wire.IsAuthFailure(err) {
+			ae := &AuthError{Agent: r.e.Inventory.Agents[i].Address, AgentFile: r.e.Inventory.Path, Err: err}
+			r.e.setAuthFailed(ae)
+			return ae
+		}
+	}
 	for i, err := range errs {
 		if err != nil {
 			// The agent client names the agent itself; a Dial that does
@@ -226,7 +235,7 @@ func (r *run) prepareAll(ctx context.Context, id string, eps []wire.Endpoint) er
 		conns[a] = append(conns[a], wire.Conn{ID: c, From: src, To: dst})
 	}
 	if r.p.PerMessage {
-		return errors.New("hosts: a transport without connections (homa) has no real-host counterpart; use transport.kind tcp or dctcp")
+		return errNoConnections
 	}
 	local := make([][]int, len(r.agents))
 	for h, a := range r.hostOf {

@@ -248,10 +248,11 @@ func TestRepliesIdealFromFirstArrival(t *testing.T) {
 	}
 }
 
-// Probes are real hosts' only: the packet engine says so rather than
+// Probes are real hosts' only: validation refuses them for a simulator,
+// and the packet engine, given a job read for hosts, says so rather than
 // leaving them out.
 func TestProbesRefused(t *testing.T) {
-	f, err := scenario.Parse("p.yaml", []byte("topology: {hosts: 4, hosts_per_leaf: 2, spines: 1}\nworkload: {kind: alltoall, sizes: {list: [64KiB]}}\nprobes: [{from: 0, to: 3, rate: 1Gbps}]\n"))
+	f, err := scenario.ParseOptions("p.yaml", []byte("topology: {hosts: 4, hosts_per_leaf: 2, spines: 1}\nworkload: {kind: alltoall, sizes: {list: [64KiB]}}\nprobes: [{from: 0, to: 3, rate: 1Gbps}]\n"), scenario.Options{Engine: scenario.EngineHosts})
 	if err != nil {
 		t.Fatal(err)
 	}

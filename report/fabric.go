@@ -258,7 +258,10 @@ func FabricsOfFile(f *scenario.File) []Fabric {
 }
 
 // SavedScenario re-reads a saved run's scenario text with its --set and
-// --sweep options. The files the scenario names (flow lists, size
+// --sweep options, for no engine (scenario.EngineNone): it was valid for
+// whichever engine ran it (real hosts run what the simulator refuses, and
+// a run that failed on every host has no row that says where it ran).
+// The files the scenario names (flow lists, size
 // distributions, routes) are looked up relative to file, as when it ran;
 // when they are gone the error says so.
 func SavedScenario(file, text string, sets, sweeps []string) (*scenario.File, error) {
@@ -269,7 +272,7 @@ func SavedScenario(file, text string, sets, sweeps []string) (*scenario.File, er
 	if name == "" {
 		name = "scenario.yaml"
 	}
-	return scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets, Sweeps: sweeps, MaxBytes: int64(len(text)) + 1, SavedRun: true})
+	return scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets, Sweeps: sweeps, MaxBytes: int64(len(text)) + 1, SavedRun: true, Engine: scenario.EngineNone})
 }
 
 // SavedScenarioIn is SavedScenario read as the first of paths (the places

@@ -72,6 +72,11 @@ type Runner struct {
 	// Cores, if set, is a budget of cores the runner's jobs take from
 	// before they start (see Cores); nil: none.
 	Cores *Cores
+	// Fatal, if set, says whether a job's error stops the run: no job
+	// starts after it (they stay Ran == false), as if the run had been
+	// cancelled, but jobs already running finish. For errors every later
+	// job would meet too, such as an agent refusing the token.
+	Fatal func(error) bool
 }
 
 // Cores is a budget of CPU cores that jobs share, across runners (a
@@ -147,16 +152,29 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 		defer stopWatch()
 	}
 
+	// halt closes when a job fails fatally (Fatal): no job starts after.
+	halt := make(chan struct{})
+	var haltOnce sync.Once
+	halted := func() bool {
+		select {
+		case <-halt:
+			return true
+		default:
+			return false
+		}
+	}
 	next := make(chan int)
 	go func() {
 		defer close(next)
 		for _, i := range StartOrder(jobs, workers) {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || halted() {
 				return
 			}
 			select {
 			case next <- i:
 			case <-ctx.Done():
+				return
+			case <-halt:
 				return
 			}
 		}
@@ -168,7 +186,7 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || halted() {
 					continue // drain; the feeder stops soon
 				}
 				release := func() {}
@@ -176,6 +194,10 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 					var err error
 					if release, err = r.Cores.Take(ctx, jobs[i]); err != nil {
 						continue // cancelled while it waited: never started
+					}
+					if halted() { // while it waited
+						release()
+						continue
 					}
 				}
 				var frac atomic.Uint64 // float64 bits
@@ -194,6 +216,9 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 				res := runOne(ctx, r.Run, jobs[i], progress)
 				release()
 				results[i] = res
+				if res.Err != nil && r.Fatal != nil && r.Fatal(res.Err) {
+					haltOnce.Do(func() { close(halt) })
+				}
 				mu.Lock()
 				notify()
 				done++

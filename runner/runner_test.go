@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -89,6 +91,69 @@ func TestRunnerCancelled(t *testing.T) {
 	}
 	if ran != 0 {
 		t.Errorf("%d jobs ran", ran)
+	}
+}
+
+// A fatal error (Fatal) stops the run: no job starts after it, on one
+// worker or on several; jobs already running finish; other errors do not
+// stop it.
+func TestRunnerStopsAtAFatalError(t *testing.T) {
+	errFatal := errors.New("wrong token")
+	for _, workers := range []int{1, 3} {
+		var mu sync.Mutex
+		started := 0
+		// With three workers the jobs start largest (last) first: 7 fails
+		// fatally, and 6 and 5, if they started, wait for that to be
+		// reported (the runner has stopped by then), so that neither ends
+		// and takes another job before the runner stops.
+		reported := make(chan struct{})
+		run := func(_ context.Context, j scenario.Job, _ engine.Progress) (metrics.SizeResult, error) {
+			mu.Lock()
+			started++
+			mu.Unlock()
+			switch {
+			case j.SizeIndex == 1:
+				return metrics.SizeResult{}, errors.New("one bad job")
+			case workers == 1 && j.SizeIndex == 3, workers > 1 && j.SizeIndex == 7:
+				return metrics.SizeResult{}, fmt.Errorf("agent a: %w", errFatal)
+			case workers > 1:
+				<-reported
+			}
+			return metrics.SizeResult{}, nil
+		}
+		rep := &fatalReporter{fatal: errFatal, reported: reported}
+		r := &Runner{Run: run, Parallel: workers, Reporter: rep, Fatal: func(err error) bool { return errors.Is(err, errFatal) }}
+		res := r.RunAll(context.Background(), jobs(8))
+		var ran []int
+		for i, jr := range res {
+			if jr.Ran {
+				ran = append(ran, i)
+			}
+		}
+		ok := slices.Equal(ran, []int{0, 1, 2, 3}) // one worker: in order, to the fatal job
+		if workers > 1 {
+			// 7, and those of 6 and 5 that a worker took before 7 ended.
+			ok = len(ran) > 0 && ran[0] >= 5 && ran[len(ran)-1] == 7
+		}
+		if !ok || started != len(ran) {
+			t.Errorf("%d workers: jobs %v ran (%d started)", workers, ran, started)
+		}
+	}
+}
+
+// fatalReporter closes reported once the fatal job is reported.
+type fatalReporter struct {
+	fatal    error
+	reported chan struct{}
+}
+
+func (*fatalReporter) Start(int, int)                             {}
+func (*fatalReporter) JobStart(int, scenario.Job, func() float64) {}
+func (*fatalReporter) Interrupted(int)                            {}
+func (*fatalReporter) Finish(bool)                                {}
+func (r *fatalReporter) JobDone(ev JobEvent) {
+	if errors.Is(ev.Err, r.fatal) {
+		close(r.reported)
 	}
 }
 

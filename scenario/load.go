@@ -47,6 +47,10 @@ type File struct {
 	// allowFile, when set (Options.AllowFile), is asked about every file
 	// the scenario names before it is opened.
 	allowFile func(path string) error
+	// engine is Options.Engine: EngineHosts when the jobs run on real
+	// hosts, EngineNone when no engine runs them, "" when the simulator
+	// sim.engine picks does.
+	engine string
 
 	// Specs as decoded, before per-kind defaults are filled in; the exported
 	// ones are rebuilt from these after every change (see finalize).
@@ -126,7 +130,24 @@ type Options struct {
 	// files), resolved, before it is opened: an error refuses it unread (a
 	// server reads only the files it serves).
 	AllowFile func(path string) error
+	// Engine is what runs the jobs when the command line picks it over
+	// sim.engine: EngineHosts (run and validate --engine hosts, lab up),
+	// where no simulator runs and the refusals of the simulator's engines
+	// (sim.engine flow's, sim.partitions', probes') are not made, or
+	// EngineNone. "" is the simulator sim.engine picks, with all of them.
+	Engine string
 }
+
+const (
+	// EngineHosts is Options.Engine for jobs run on real hosts (--engine
+	// hosts).
+	EngineHosts = "hosts"
+	// EngineNone is Options.Engine for a file whose jobs no engine runs:
+	// analyze, which reads the fabric and the traffic, and a saved run
+	// read back for show, report and the web UI, which was valid for
+	// whatever engine ran it. No engine's refusals are made.
+	EngineNone = "none"
+)
 
 func (o Options) maxBytes() int64 {
 	if o.MaxBytes > 0 {
@@ -198,8 +219,11 @@ func parse(name string, data []byte, o Options) (*File, error) {
 	if err := prescan(name, data, defaultTextLimits); err != nil {
 		return nil, err
 	}
+	if o.Engine != "" && o.Engine != EngineHosts && o.Engine != EngineNone {
+		return nil, fmt.Errorf("scenario: unknown engine %q (Options.Engine: %q, %q or empty)", o.Engine, EngineHosts, EngineNone)
+	}
 	sets := o.Sets
-	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, read: &readCache{files: map[string]*flowFile{}}, allowFile: o.AllowFile}
+	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, read: &readCache{files: map[string]*flowFile{}}, allowFile: o.AllowFile, engine: o.Engine}
 	if err := f.decode(); err != nil {
 		return nil, err
 	}

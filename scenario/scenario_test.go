@@ -964,9 +964,20 @@ func TestNotesOnReorderingWithGoBackN(t *testing.T) {
 	}
 }
 
-// Probes keep their order and values; a size left out is 1KiB.
+// Probes keep their order and values; a size left out is 1KiB. They run
+// on real hosts only: the simulator refuses them at the key.
 func TestProbes(t *testing.T) {
-	f := mustParse(t, minimal+"probes:\n  - {from: 0, to: 9, rate: 2Gbps}\n  - {from: 9, to: 0, rate: 10Mbps, size: 9000B}\n")
+	src := minimal + "probes:\n  - {from: 0, to: 9, rate: 2Gbps}\n  - {from: 9, to: 0, rate: 10Mbps, size: 9000B}\n"
+	const refusal = "t.yaml:3:1: probes: paced UDP probes run on real hosts only (--engine hosts); the packet engine has no UDP transport"
+	for _, engine := range []string{"packet", "auto"} {
+		if _, err := ParseOptions("t.yaml", []byte(src), Options{Sets: []string{"sim.engine=" + engine}}); err == nil || err.Error() != refusal {
+			t.Errorf("sim.engine %s: %v, want %s", engine, err, refusal)
+		}
+	}
+	f, err := ParseOptions("t.yaml", []byte(src), Options{Engine: EngineHosts})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []Probe{{From: 0, To: 9, Rate: 2 * units.Gbps, Size: units.KiB}, {From: 9, To: 0, Rate: 10 * units.Mbps, Size: 9000}}
 	if got := f.Base.Probes; !reflect.DeepEqual(got, want) {
 		t.Errorf("probes %+v, want %+v", got, want)

@@ -173,17 +173,25 @@ func (c *checker) check(s *Scenario) error {
 	c.need(s.Sim.MemoryLimit >= units.MiB, "sim.memory_limit", "must be at least 1MiB, got %v", s.Sim.MemoryLimit)
 	c.need(s.Sim.ExplainSlowdown >= 1 && s.Sim.ExplainSlowdown <= 1e6, "sim.explain_slowdown", "must be between 1 and 1e6, got %v", s.Sim.ExplainSlowdown)
 	c.need(oneOf(s.Sim.Engine, []string{"packet", "flow", "auto"}), "sim.engine", "unknown %q; use packet, flow (the flow-level engine) or auto (flow for jobs of at least sim.flow_above it can express)", s.Sim.Engine)
-	if s.Sim.Engine == "flow" {
+	// What one simulator engine cannot run is refused only where that
+	// engine runs: on real hosts, or with no engine (Options.Engine),
+	// neither the engine sim.engine picks nor sim.partitions applies (their
+	// values are still checked).
+	simulated := c.f.engine == ""
+	if s.Sim.Engine == "flow" && simulated {
 		if ok, why := FlowEngineSupports(s); !ok {
 			c.fail("sim.engine", "flow: %s; use sim.engine packet or auto", why)
 		}
 	}
+	// The packet engine has no UDP transport (and auto picks it for a
+	// scenario with probes): a file that validates must run.
+	c.need(len(s.Probes) == 0 || !simulated, "probes", "paced UDP probes run on real hosts only (--engine hosts); the packet engine has no UDP transport")
 	c.need(s.Sim.FlowAbove >= 0, "sim.flow_above", "must not be negative, got %v", s.Sim.FlowAbove)
 	c.need(s.Sim.Partitions >= 0 && s.Sim.Partitions <= MaxPartitions, "sim.partitions", "must be between 0 and %d, got %d", MaxPartitions, s.Sim.Partitions)
 	if h := Hosts(s.Topology); h > 0 && s.Sim.Partitions > h {
 		c.fail("sim.partitions", "%d parts for %d hosts: every part needs a host", s.Sim.Partitions, h)
 	}
-	if s.Sim.Partitions > 1 {
+	if s.Sim.Partitions > 1 && simulated {
 		if ok, key, why := PartitionsSupport(s); !ok {
 			c.fail("sim.partitions", "%d parts: %s (%s); leave sim.partitions at 1", s.Sim.Partitions, why, key)
 		}

@@ -269,6 +269,9 @@ type Meta struct {
 	WorkDir string
 	// Filled by Runs and Run:
 	Variants, Rows int
+	// Saved is filled by Run: the variant and size index of each result
+	// row it read, in order (see Unsaved).
+	Saved []ResultKey
 }
 
 // ScenarioPath is where the run's scenario file was, for reading it and
@@ -995,6 +998,10 @@ func (s *Store) Run(id int64) (report.Output, Meta, error) {
 	sizeIdx, err := s.readResults(id, &out)
 	if err != nil {
 		return out, m, err
+	}
+	m.Saved = make([]ResultKey, len(sizeIdx))
+	for i, k := range sizeIdx {
+		m.Saved[i] = ResultKey{Variant: int(k[0]), Size: int(k[1])}
 	}
 	if err := s.readFlows(id, out, sizeIdx); err != nil {
 		return out, m, err

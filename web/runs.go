@@ -201,6 +201,16 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, oneLine(err.Error()))
 		return
 	}
+	// After the rows, the jobs it planned that have none, as show lists
+	// them; the scenario (and the files it names) is read again only when
+	// some may be missing.
+	if m.Expected == 0 || len(m.Saved) < m.Expected {
+		f, ferr := report.SavedScenarioIn(m.ScenarioPaths(), m.ScenarioText, m.Sets, m.Sweeps)
+		if u := store.Unsaved(m, out, f, ferr); !u.None() {
+			tables.WriteString("\n")
+			_ = report.WriteUnsaved(&tables, u) // a bytes.Buffer does not fail
+		}
+	}
 	hostsRows := 0
 	for _, v := range out.Variants {
 		for _, res := range v.Results {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ type agentFlags struct {
 	maxRate, maxDuration string
 	cert, key, ca        string
 	metricsListen        string
+	metricsTokenFile     string
 }
 
 func (a *app) agentCmd() *cobra.Command {
@@ -54,12 +54,18 @@ a run whose controller falls silent for 3 s is aborted.
 
 Prometheus metrics (bytes, completions and retransmits per endpoint pair,
 runs, refusals, failed authentications) are served at /metrics on
---metrics-listen (plain HTTP; "off" disables them). The agent logs one line
+--metrics-listen ("off" disables them): plain HTTP on loopback (the
+default, 127.0.0.1:9470); beyond loopback HTTPS with the agent's
+certificate and a bearer token that scrapers must send, read from
+--metrics-token-file (a token of its own, not --token-file's; optional on
+loopback). The agent logs one line
 per event on stderr. SIGINT or SIGTERM aborts any run and exits 0.`,
 		Example: `  fabriclab agent --listen 10.0.0.5:7470 --token-file /etc/fabriclab/token --allow 10.0.0.0/24
   fabriclab agent --token-file token --allow 10.0.0.0/24,10.0.1.0/24 --data-ip 10.0.0.5 --max-rate 400Gbps
   fabriclab agent --listen 10.0.0.5:7470 --token-file token --allow 10.0.0.0/24 \
-      --cert agent.pem --key agent-key.pem --ca ca.pem --metrics-listen off`,
+      --cert agent.pem --key agent-key.pem --ca ca.pem --metrics-listen off
+  fabriclab agent --listen 10.0.0.5:7470 --token-file token --allow 10.0.0.0/24 \
+      --cert agent.pem --key agent-key.pem --metrics-listen 10.0.0.5:9470 --metrics-token-file metrics-token`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.agentConfig(cmd, f)
@@ -79,7 +85,8 @@ per event on stderr. SIGINT or SIGTERM aborts any run and exits 0.`,
 	fl.StringVar(&f.cert, "cert", "", "the agent's TLS certificate `FILE` (PEM; with --key)")
 	fl.StringVar(&f.key, "key", "", "the agent's TLS key `FILE` (PEM)")
 	fl.StringVar(&f.ca, "ca", "", "require client certificates signed by the CA in `FILE` (mTLS; needs --cert/--key)")
-	fl.StringVar(&f.metricsListen, "metrics-listen", agent.DefaultMetricsListen, "serve /metrics on `ADDR`, or off")
+	fl.StringVar(&f.metricsListen, "metrics-listen", agent.DefaultMetricsListen, "serve /metrics on `ADDR` (beyond loopback: HTTPS, needs --metrics-token-file), or off")
+	fl.StringVar(&f.metricsTokenFile, "metrics-token-file", "", "scrapers of /metrics must send the token in `FILE` as a bearer token (mode 0600 or stricter, at least 16 bytes, not the --token-file token; required beyond loopback)")
 	return cmd
 }
 
@@ -125,25 +132,37 @@ func (a *app) agentConfig(cmd *cobra.Command, f agentFlags) (agent.Config, error
 	}
 	if f.metricsListen != "off" {
 		cfg.MetricsListen = f.metricsListen
+	} else if f.metricsTokenFile != "" {
+		return cfg, usageErr(cmd, "--metrics-token-file with --metrics-listen off: there are no metrics to protect")
 	}
 	tok, err := inventory.ReadToken(f.tokenFile)
 	if err != nil {
 		return cfg, err
 	}
 	cfg.Token = tok
+	if f.metricsTokenFile != "" {
+		mt, err := inventory.ReadToken(f.metricsTokenFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--metrics-token-file: %w", err)
+		}
+		cfg.MetricsToken = mt
+	}
 	return cfg, nil
 }
 
-// metricsLine is the start line's word on /metrics at m (nil: off).
-// Prometheus scrapes from elsewhere, so the address is the operator's to
-// choose; beyond loopback, what it shows to anyone is said.
-func metricsLine(m net.Addr) string {
+// metricsLine is the start line's word on the agent's /metrics (off, or
+// its URL and how a scraper authenticates).
+func metricsLine(s *agent.Server) string {
+	m := s.MetricsAddr()
 	if m == nil {
 		return "off"
 	}
+	if !s.MetricsLocal() {
+		return "https://" + m.String() + "/metrics (the agent's certificate; bearer token)"
+	}
 	line := "http://" + m.String() + "/metrics"
-	if tcp, ok := m.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		line += " (beyond loopback, plain HTTP without authentication: anyone who reaches it sees run ids and endpoint pairs with their byte counts; firewall it, or keep the default 127.0.0.1 and scrape through a proxy)"
+	if s.MetricsAuth() {
+		line += " (bearer token)"
 	}
 	return line
 }
@@ -176,7 +195,7 @@ func (a *app) runAgent(ctx context.Context, cfg agent.Config) error {
 	// Signals cancel ctx instead of quitting at once, so the run is aborted
 	// and the sockets closed before the process exits.
 	processStop.jobPhase()
-	metrics := metricsLine(s.MetricsAddr())
+	metrics := metricsLine(s)
 	allow := "none (every send is refused)"
 	if len(cfg.Allow) > 0 {
 		allow = joinStrings(cfg.Allow)

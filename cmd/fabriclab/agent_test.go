@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
+	"crypto/tls"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,7 +35,7 @@ func TestAgentHelp(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"Examples:", "fabriclab agent --listen 10.0.0.5:7470 --token-file /etc/fabriclab/token --allow 10.0.0.0/24",
-		"--token-file FILE", "--allow CIDR", "--data-ip IP", "--max-rate RATE", "--max-duration DUR", "--metrics-listen ADDR", "--ca FILE", `(default "127.0.0.1:7470")`} {
+		"--token-file FILE", "--allow CIDR", "--data-ip IP", "--max-rate RATE", "--max-duration DUR", "--metrics-listen ADDR", "--metrics-token-file FILE", "--ca FILE", `(default "127.0.0.1:7470")`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, out.String())
 		}
@@ -96,19 +98,7 @@ func TestAgentServes(t *testing.T) {
 	go func() {
 		done <- a.execute(ctx, []string{"agent", "--token-file", tok, "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--allow", "127.0.0.1"})
 	}()
-	re := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
-	deadline := time.Now().Add(5 * time.Second)
-	var addr string
-	for addr == "" {
-		if m := re.FindStringSubmatch(errb.String()); m != nil {
-			addr = m[1]
-		} else if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("no start line:\n%s", errb.String())
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	addr := startLine(t, &errb, cancel, `listening on (127\.0\.0\.1:\d+)`)
 	c, err := agent.Dial(context.Background(), agent.ClientConfig{Address: addr, Token: []byte("s3cret-s3cret-s3cret-s3cret")})
 	if err != nil {
 		cancel()
@@ -139,21 +129,118 @@ func TestAgentServes(t *testing.T) {
 	}
 }
 
-// /metrics beyond loopback is the operator's choice (Prometheus scrapes
-// from elsewhere), and the start line says what it then shows to anyone.
-func TestAgentMetricsLine(t *testing.T) {
-	for _, c := range []struct {
-		addr net.Addr
+// /metrics beyond loopback is HTTPS and needs a bearer token of its own;
+// on loopback it is plain HTTP, with a token if one is given. The start
+// line says which.
+func TestAgentMetricsAuth(t *testing.T) {
+	tok := agentToken(t, 0o600)
+	mtok := filepath.Join(t.TempDir(), "metrics-token")
+	if err := os.WriteFile(mtok, []byte("scrape-scrape-scrape-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
 		want string
 	}{
-		{nil, "off"},
-		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9470}, "http://127.0.0.1:9470/metrics"},
-		{&net.TCPAddr{IP: net.IPv6loopback, Port: 9470}, "http://[::1]:9470/metrics"},
-		{&net.TCPAddr{IP: net.IPv4zero, Port: 9470}, "http://0.0.0.0:9470/metrics (beyond loopback, plain HTTP without authentication: anyone who reaches it sees run ids"},
-		{&net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 9470}, "http://10.0.0.7:9470/metrics (beyond loopback"},
+		{[]string{"--metrics-listen", "0.0.0.0:0"}, 1, "fabriclab: metrics on 0.0.0.0:"},
+		{[]string{"--metrics-listen", "0.0.0.0:0", "--metrics-token-file", tok}, 1, "fabriclab: the metrics token is the control token: give /metrics a token of its own"},
+		{[]string{"--metrics-listen", "off", "--metrics-token-file", mtok}, 2, "fabriclab: --metrics-token-file with --metrics-listen off"},
+		{[]string{"--metrics-token-file", filepath.Join(t.TempDir(), "none")}, 1, "fabriclab: --metrics-token-file: token file: "},
 	} {
-		if got := metricsLine(c.addr); !strings.HasPrefix(got, c.want) || strings.Contains(c.want, "(") != strings.Contains(got, "(") {
-			t.Errorf("%v: %q, want %q", c.addr, got, c.want)
+		var out, errb bytes.Buffer
+		args := append([]string{"agent", "--token-file", tok, "--listen", "127.0.0.1:0"}, tc.args...)
+		code := newApp(&out, &errb).execute(context.Background(), args)
+		if code != tc.code || !strings.HasPrefix(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d, %q…", tc.args, code, errb.String(), tc.code, tc.want)
 		}
+		if strings.Contains(errb.String(), "scrape-scrape") || strings.Contains(errb.String(), "s3cret") {
+			t.Errorf("%v: the error shows a token", tc.args)
+		}
+	}
+
+	scrape := func(url string, client *http.Client, token string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode == http.StatusOK && !strings.Contains(string(b), "fabriclab_agent_runs_total") {
+			t.Errorf("%s: 200 without the agent's metrics:\n%s", url, b)
+		}
+		return res.StatusCode
+	}
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for _, tc := range []struct {
+		listen, token, line, scheme string
+	}{
+		{"0.0.0.0:0", mtok, "metrics https://", "https"},
+		{"127.0.0.1:0", mtok, "/metrics (bearer token); allow", "http"},
+		{"127.0.0.1:0", "", "/metrics; allow", "http"},
+	} {
+		args := []string{"agent", "--token-file", tok, "--listen", "127.0.0.1:0", "--metrics-listen", tc.listen}
+		if tc.token != "" {
+			args = append(args, "--metrics-token-file", tc.token)
+		}
+		var out bytes.Buffer
+		var errb syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, 1)
+		go func() { done <- newApp(&out, &errb).execute(ctx, args) }()
+		port := startLine(t, &errb, cancel, `metrics https?://(?:\[[^\]]*\]|[^:/]+):(\d+)/metrics`)
+		if !strings.Contains(errb.String(), tc.line) {
+			t.Errorf("%s: start line lacks %q:\n%s", tc.listen, tc.line, errb.String())
+		}
+		url := tc.scheme + "://127.0.0.1:" + port + "/metrics"
+		if tc.token != "" {
+			for _, bad := range []string{"", "scrape-scrape-scrape-2", "s3cret-s3cret-s3cret-s3cret"} {
+				if code := scrape(url, insecure, bad); code != http.StatusUnauthorized {
+					t.Errorf("%s with token %q: %d, want 401", url, bad, code)
+				}
+			}
+			if code := scrape(url, insecure, "scrape-scrape-scrape-1"); code != http.StatusOK {
+				t.Errorf("%s with the token: %d", url, code)
+			}
+		} else if code := scrape(url, insecure, ""); code != http.StatusOK {
+			t.Errorf("%s: %d", url, code)
+		}
+		if tc.scheme == "https" {
+			// Plain HTTP to the TLS port gets no metrics.
+			if res, err := http.Get("http://127.0.0.1:" + port + "/metrics"); err == nil {
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					t.Error("plain HTTP beyond loopback served the metrics")
+				}
+			}
+		}
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d:\n%s", code, errb.String())
+		}
+	}
+}
+
+// startLine waits up to 5 s for the agent's start line on errb and returns
+// what pattern's group matched in it; without one it cancels the agent
+// and fails the test.
+func startLine(t *testing.T, errb *syncBuffer, cancel func(), pattern string) string {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(errb.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no start line:\n%s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

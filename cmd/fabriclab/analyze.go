@@ -98,7 +98,10 @@ func (a *app) analyze(cmd *cobra.Command, path string, f analyzeFlags) error {
 			return err
 		}
 	}
-	p, err := a.load(path, f.sets, nil)
+	// No engine runs the jobs: analyze reads the fabric and the traffic,
+	// so what only an engine refuses (probes, sim.engine flow's limits)
+	// does not stop it.
+	p, err := a.load(path, f.sets, nil, scenario.EngineNone)
 	if err != nil {
 		return withPath(path, err)
 	}

@@ -58,7 +58,7 @@ func writeRepro3(t *testing.T) string {
 func TestAnalyzeJSONAndVariant(t *testing.T) {
 	path := writeRepro3(t)
 	a, stdout, stderr := newTestApp(nil, quickRun)
-	a.load = loadPlan
+	a.load = newApp(nil, nil).load // the real loader
 	if code := a.execute(context.Background(), []string{"analyze", "--variant", "ecmp", "--size", "1MB", "--json", "-", path}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -96,7 +96,7 @@ func TestAnalyzeErrors(t *testing.T) {
 		{[]string{"analyze", "missing.yaml"}, 1, "missing.yaml"},
 	} {
 		a, _, stderr := newTestApp(nil, quickRun)
-		a.load = loadPlan
+		a.load = newApp(nil, nil).load // the real loader
 		code := a.execute(context.Background(), c.args)
 		if code != c.code || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
@@ -146,7 +146,7 @@ workload:
 		t.Fatal(err)
 	}
 	a, stdout, stderr := newTestApp(nil, quickRun)
-	a.load = loadPlan
+	a.load = newApp(nil, nil).load // the real loader
 	if code := a.execute(context.Background(), []string{"analyze", path}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,13 +56,16 @@ func usageErr(cmd *cobra.Command, format string, a ...any) error {
 // app holds the CLI's collaborators so tests can replace them.
 type app struct {
 	stdout, stderr io.Writer
-	load           func(path string, sets, sweeps []string) (*plan, error)
-	maxScenario    scenarioSize // --max-scenario-size (0: scenario.DefaultMaxBytes)
-	runJob         JobFunc
-	isTerminal     func(w io.Writer) bool
-	termWidth      func(w io.Writer) int // columns; 0 if unknown
-	heartbeat      time.Duration         // plain-progress heartbeat interval
-	now            func() time.Time
+	// load reads a scenario file for jobs run on engine: "" for the
+	// simulator its sim.engine picks, "hosts" for real hosts
+	// (scenario.Options.Engine).
+	load        func(path string, sets, sweeps []string, engine string) (*plan, error)
+	maxScenario scenarioSize // --max-scenario-size (0: scenario.DefaultMaxBytes)
+	runJob      JobFunc
+	isTerminal  func(w io.Writer) bool
+	termWidth   func(w io.Writer) int // columns; 0 if unknown
+	heartbeat   time.Duration         // plain-progress heartbeat interval
+	now         func() time.Time
 }
 
 func newApp(stdout, stderr io.Writer) *app {
@@ -73,8 +78,8 @@ func newApp(stdout, stderr io.Writer) *app {
 		heartbeat:  10 * time.Second,
 		now:        time.Now,
 	}
-	a.load = func(path string, sets, sweeps []string) (*plan, error) {
-		return loadPlanLimit(path, sets, sweeps, int64(a.maxScenario))
+	a.load = func(path string, sets, sweeps []string, engine string) (*plan, error) {
+		return loadPlanOptions(path, scenario.Options{Sets: sets, Sweeps: sweeps, MaxBytes: int64(a.maxScenario), Engine: engine})
 	}
 	return a
 }
@@ -187,6 +192,7 @@ const sweepUsage = "sweep a scenario key over values, `key=v1,v2,...` or key=[v1
 
 func (a *app) validateCmd() *cobra.Command {
 	var sets, sweeps []string
+	var engine string
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check scenario files without running them",
@@ -209,10 +215,17 @@ and every reference (failed links, routing tables, flow lists, size
 distributions) is resolved, so a file that validates runs. Jobs with
 switch.forwarding te or a list of sim.telemetry.flows are built as run
 would build them (traffic engineering's paths, the flows' ids) and
-discarded.`,
+discarded.
+
+--engine checks the files as run --engine would run them: packet, flow or
+auto set sim.engine; hosts checks them for real hosts, where neither the
+engine sim.engine picks nor sim.partitions applies (what only the flow
+engine or a partitioned run refuses is not refused) and what real hosts
+cannot run (a scale-up domain, Homa) is, without contacting any agent.`,
 		Example: `  fabriclab validate examples/*.yaml
   fabriclab validate --set workload.ranks=64 my-fabric.yaml
-  fabriclab validate --sweep workload.qps=1,2,4,8 my-fabric.yaml`,
+  fabriclab validate --sweep workload.qps=1,2,4,8 my-fabric.yaml
+  fabriclab validate --engine hosts examples/hosts-alltoall.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr(cmd, "validate needs at least one scenario file")
@@ -220,14 +233,27 @@ discarded.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// As run: --engine packet|flow|auto is sim.engine; hosts is
+			// no simulator at all.
+			check := checkJobs
+			switch engine {
+			case "":
+			case engines.Packet, engines.Flow, engines.Auto:
+				sets = append(sets[:len(sets):len(sets)], "sim.engine="+engine)
+				engine = ""
+			case "hosts":
+				check = checkHostsJobs
+			default:
+				return usageErr(cmd, "unknown --engine %q; use packet, flow, auto or hosts", engine)
+			}
 			bad := 0
 			for _, path := range args {
-				p, err := a.load(path, sets, sweeps)
+				p, err := a.load(path, sets, sweeps, engine)
 				if err == nil && len(p.Jobs) == 0 {
 					err = withPath(path, errors.New("no jobs (no variants or no data sizes)"))
 				}
 				if err == nil {
-					err = checkJobs(p)
+					err = check(p)
 				}
 				if err != nil {
 					bad++
@@ -236,7 +262,10 @@ discarded.`,
 				}
 				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", path, plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
 				a.printNotes(p, false)
-				a.printDeadlockWarnings(path, p, false)
+				if engine == "hosts" {
+					a.printHostsNotes(p, runFlags{})
+				}
+				a.printDeadlockWarnings(path, p, engine == "hosts")
 			}
 			if bad > 0 {
 				return &exitErr{exitError, ""} // each error is printed above
@@ -247,8 +276,16 @@ discarded.`,
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario `key=value`, e.g. --set switch.pfc.enabled=false (repeatable)")
 	cmd.Flags().StringArrayVar(&sweeps, "sweep", nil, sweepUsage)
+	cmd.Flags().StringVar(&engine, "engine", "", "check for the `ENGINE` run --engine names instead of the scenario's sim.engine: packet, flow, auto or hosts (real hosts: the simulator's own refusals are not made, the hosts engine's are)")
 	a.maxScenarioFlag(cmd)
 	return cmd
+}
+
+// checkHostsJobs refuses, before any agent is contacted, every job that a
+// run on real hosts would refuse whatever its agents (hosts.Check).
+// validate --engine hosts calls it.
+func checkHostsJobs(p *plan) error {
+	return checkEach(p, hosts.Check)
 }
 
 // checkJobsFit refuses, as run would when it builds them, a job whose
@@ -634,7 +671,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		}
 	}
 
-	p, err := a.load(path, f.sets, f.sweeps)
+	p, err := a.load(path, f.sets, f.sweeps, f.engine) // "" or hosts (engineFor)
 	if err != nil {
 		return withPath(path, err)
 	}
@@ -669,6 +706,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 		f.parallel = runner.DefaultParallel(p.Jobs)
 	}
 	r := &Runner{Run: runJob, Parallel: f.parallel, Reporter: sr.wrap(a.reporter(f.quiet))}
+	r.Fatal = fatalFor(f)
 	processStop.jobPhase() // the first signal stops the jobs (signals.go)
 	results := r.RunAll(ctx, p.Jobs)
 	processStop.outputPhase() // the outputs are written; a second signal quits
@@ -692,9 +730,21 @@ func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobR
 	out.Started = started.UTC().Format(time.RFC3339)
 	out.Finished = finished.UTC().Format(time.RFC3339)
 
+	// A job whose error stopped the run (Runner.Fatal), if one did.
+	halted := false
+	if fatal := fatalFor(f); fatal != nil && !f.queue {
+		for _, jr := range results {
+			halted = halted || jr.Ran && jr.Err != nil && fatal(jr.Err)
+		}
+	}
 	var errs []error
 	if printsTables(f) {
 		if err := tables(out); err != nil {
+			errs = append(errs, err)
+		} else if f.queue {
+			// Jobs not done when --wait stopped waiting go on on the
+			// workers: the queue's own lines say which.
+		} else if err := report.WriteUnsaved(a.stdout, notRunJobs(p, results, interrupted)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -734,13 +784,73 @@ func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobR
 	case interrupted:
 		return &exitErr{signalExitCode(ctx), "interrupted"}
 	case len(failures) > 0:
-		return &exitErr{exitError, fmt.Sprintf("%d of %s failed", len(failures), plural(len(p.Jobs), "job"))}
+		msg := fmt.Sprintf("%d of %s failed", len(failures), plural(len(p.Jobs), "job"))
+		if halted {
+			msg += fmt.Sprintf("; the run stopped there: %d did not run", countNotRun(results))
+		}
+		return &exitErr{exitError, msg}
 	case len(errs) > 0:
 		return &exitErr{exitError, ""}
 	case timedOut > 0:
 		return &exitErr{exitTimeLimit, ""} // each job is named above
 	}
 	return nil
+}
+
+// fatalFor is the error after which run starts no more jobs
+// (Runner.Fatal), nil for none: on real hosts a wrong token, which every
+// later job would meet too.
+func fatalFor(f runFlags) func(error) bool {
+	if f.engine == "hosts" {
+		return hosts.IsAuthError
+	}
+	return nil
+}
+
+// notRunJobs is what the tables lack of the plan, as show lists it for
+// the saved run: the jobs that never started (the run was interrupted, or
+// stopped at a fatal error) and those Ctrl-C stopped before they measured
+// anything.
+func notRunJobs(p *plan, results []JobResult, interrupted bool) report.Unsaved {
+	u := report.Unsaved{Planned: len(p.Jobs)}
+	var missing []scenario.Job
+	for _, jr := range results {
+		if jr.Ran {
+			if _, keep, _ := resultRow(jr, interrupted); keep {
+				continue
+			}
+		}
+		if vi := jr.Job.VariantIndex; vi >= 0 && vi < len(p.Variants) {
+			missing = append(missing, jr.Job)
+		}
+	}
+	// In the tables' order: by variant, then size.
+	slices.SortStableFunc(missing, func(a, b scenario.Job) int {
+		return cmp.Or(cmp.Compare(a.VariantIndex, b.VariantIndex), cmp.Compare(a.SizeIndex, b.SizeIndex))
+	})
+	for _, j := range missing {
+		u.Jobs = append(u.Jobs, report.UnsavedJob{Variant: p.Variants[j.VariantIndex].Name, SizeBytes: int64(j.Size)})
+	}
+	u.Missing = len(u.Jobs)
+	switch {
+	case u.Missing == 0:
+	case interrupted:
+		u.Why = "interrupted: the run stopped before they started or measured anything"
+	default:
+		u.Why = "the run stopped at a failed job before they started"
+	}
+	return u
+}
+
+// countNotRun is how many jobs never started.
+func countNotRun(results []JobResult) int {
+	n := 0
+	for _, jr := range results {
+		if !jr.Ran {
+			n++
+		}
+	}
+	return n
 }
 
 // printsTables reports whether run prints its tables on stdout: not with

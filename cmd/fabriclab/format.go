@@ -100,7 +100,10 @@ func ncclOptionsOf(p *plan, dtype, op string) report.NCCLOptions {
 
 // writeSavedTables is what show prints after its "# run N" line: the
 // run's command-line overrides, its fabric (re-read from the saved
-// scenario text), and its tables; or the nccl-tests format.
+// scenario text), and its tables; or the nccl-tests format. Then the jobs
+// the run planned that have no result (its scenario expanded again, less
+// the rows it saved), and why, when there are any: an interrupted sweep
+// says which of its points never ran.
 func (a *app) writeSavedTables(w io.Writer, out report.Output, m store.Meta, format string) error {
 	if _, err := fmt.Fprintf(w, "# overrides: %s\n", forTerm(report.Overrides(out))); err != nil {
 		return err
@@ -116,7 +119,16 @@ func (a *app) writeSavedTables(w io.Writer, out report.Output, m store.Meta, for
 			}
 		}
 	}
-	return writeFormatted(w, format, fabrics, err, opt, out)
+	if err := writeFormatted(w, format, fabrics, err, opt, out); err != nil {
+		return err
+	}
+	u := store.Unsaved(m, out, f, err)
+	if format != formatNCCL && !u.None() {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return report.WriteUnsaved(w, u)
 }
 
 // runOverrides is the OVERRIDES cell of runs: the run's --set and --sweep

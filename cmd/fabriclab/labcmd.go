@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"fabriclab/hosts/nslab"
+	"fabriclab/scenario"
 	"fabriclab/units"
 )
 
@@ -134,7 +135,7 @@ func (a *app) labUp(cmd *cobra.Command, path string, f labUpFlags) error {
 	if err != nil || !mgmt.Addr().Is4() {
 		return usageErr(cmd, "--mgmt-subnet %q: want an IPv4 subnet such as 10.254.0.0/16", f.mgmt)
 	}
-	p, err := a.load(path, f.sets, nil)
+	p, err := a.load(path, f.sets, nil, scenario.EngineHosts) // the lab runs real hosts
 	if err != nil {
 		return withPath(path, err)
 	}

@@ -32,13 +32,13 @@ type planVariant struct {
 // options and the --set overrides (in order, validating after the last) and
 // expands variants × sweep points × sizes into jobs.
 func loadPlan(path string, sets, sweeps []string) (*plan, error) {
-	return loadPlanLimit(path, sets, sweeps, 0)
+	return loadPlanOptions(path, scenario.Options{Sets: sets, Sweeps: sweeps})
 }
 
-// loadPlanLimit is loadPlan reading scenario files of up to maxBytes (0:
-// scenario.DefaultMaxBytes).
-func loadPlanLimit(path string, sets, sweeps []string, maxBytes int64) (*plan, error) {
-	f, err := scenario.LoadOptions(path, scenario.Options{Sets: sets, Sweeps: sweeps, MaxBytes: maxBytes})
+// loadPlanOptions is loadPlan with every option of the scenario package:
+// MaxBytes (--max-scenario-size), Engine (--engine hosts).
+func loadPlanOptions(path string, o scenario.Options) (*plan, error) {
+	f, err := scenario.LoadOptions(path, o)
 	if err != nil {
 		return nil, withPath(path, err)
 	}

@@ -62,7 +62,7 @@ var fixedNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 func newTestApp(p *plan, run JobFunc) (*app, *bytes.Buffer, *bytes.Buffer) {
 	var stdout, stderr bytes.Buffer
 	a := newApp(&stdout, &stderr)
-	a.load = func(path string, sets, sweeps []string) (*plan, error) {
+	a.load = func(path string, sets, sweeps []string, _ string) (*plan, error) {
 		if p == nil {
 			return nil, fmt.Errorf("%s:3:7: unknown key \"topolgy\"", path)
 		}
@@ -166,7 +166,7 @@ func TestRunLoadError(t *testing.T) {
 func TestRunSeedAndSets(t *testing.T) {
 	a, _, _ := newTestApp(testPlan(1, 1), quickRun)
 	var got []string
-	a.load = func(path string, sets, sweeps []string) (*plan, error) {
+	a.load = func(path string, sets, sweeps []string, _ string) (*plan, error) {
 		got = sets
 		return testPlan(1, 1), nil
 	}
@@ -655,7 +655,7 @@ func TestLoadPlanReal(t *testing.T) {
 func TestRunSweepFlags(t *testing.T) {
 	var gotSets, gotSweeps []string
 	a, _, _ := newTestApp(testPlan(1, 1), quickRun)
-	a.load = func(path string, sets, sweeps []string) (*plan, error) {
+	a.load = func(path string, sets, sweeps []string, _ string) (*plan, error) {
 		gotSets, gotSweeps = sets, sweeps
 		return testPlan(1, 1), nil
 	}

@@ -368,7 +368,11 @@ func (a *app) showCmd() *cobra.Command {
 line naming the run, its scenario file, start time and status, its tags and
 note, one with its seed and command-line overrides (--set, --sweep), and the
 summary of its fabric (read again from the saved scenario). --format
-nccl-tests prints nccl-tests' columns and footer instead of the tables.`,
+nccl-tests prints nccl-tests' columns and footer instead of the tables.
+A run that has no row for some of the jobs it planned (interrupted, rows
+that could not be saved, a killed or unfinished run) ends with a
+"# missing:" line saying how many and why, then the sizes of each variant
+or sweep point that have none (its saved scenario expanded again).`,
 		Example: `  fabriclab show 12
   fabriclab show 12 --format nccl-tests`,
 		Args: runIDArg(1),

@@ -31,8 +31,8 @@ func TestWrongTokenRefused(t *testing.T) {
 	wrong := []byte("not-the-token-at-all")
 	_, err := Dial(context.Background(), ClientConfig{Address: a.addr, Token: wrong})
 	want := "agent " + a.addr + ": authentication failed: wrong token"
-	if err == nil || err.Error() != want {
-		t.Fatalf("Dial with a wrong token: %v, want %q", err, want)
+	if err == nil || err.Error() != want || !wire.IsAuthFailure(err) {
+		t.Fatalf("Dial with a wrong token: %v (an authentication failure: %v), want %q", err, wire.IsAuthFailure(err), want)
 	}
 	log := a.log.String()
 	if !strings.Contains(log, "auth failure from 127.0.0.1:") || !strings.Contains(log, "wrong token") {
@@ -43,6 +43,22 @@ func TestWrongTokenRefused(t *testing.T) {
 	}
 	if n := strings.Count(log, "\n") + 1; n != 1 {
 		t.Errorf("%d log lines for one failure:\n%s", n, log)
+	}
+}
+
+// TestRefusedConnectionNotAuthFailure: a dial that never reaches the
+// handshake is not an authentication failure (the controller may try it
+// again).
+func TestRefusedConnectionNotAuthFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = Dial(context.Background(), ClientConfig{Address: addr, Token: testToken, Timeout: 2 * time.Second})
+	if err == nil || wire.IsAuthFailure(err) {
+		t.Fatalf("Dial to nothing: %v (an authentication failure: %v)", err, wire.IsAuthFailure(err))
 	}
 }
 
@@ -101,8 +117,8 @@ func TestImpostorAgent(t *testing.T) {
 	addr := strings.TrimPrefix(srv.URL, "https://")
 
 	_, err := Dial(context.Background(), ClientConfig{Address: addr, Token: testToken})
-	if err == nil || !strings.Contains(err.Error(), "authentication failed: the agent did not prove it holds the token") {
-		t.Fatalf("Dial to an impostor: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "authentication failed: the agent did not prove it holds the token") || !wire.IsAuthFailure(err) {
+		t.Fatalf("Dial to an impostor: %v (an authentication failure: %v)", err, wire.IsAuthFailure(err))
 	}
 	if prepared {
 		t.Error("the client sent a request past the failed handshake")

@@ -186,15 +186,31 @@ func (c *Client) handshake(ctx context.Context, token, exp []byte) error {
 	}
 	ares, err := auth.CallUnary(ctx, connect.NewRequest(&wire.AuthenticateRequest{ClientMAC: mac}))
 	if err != nil {
+		if connect.CodeOf(err) == connect.CodeUnauthenticated {
+			// The agent refused the proof: the tokens differ (or a relay
+			// terminates TLS). The agent's own words, and
+			// wire.IsAuthFailure, so that the controller does not retry.
+			return &authError{msg: c.fail("authentication", err).Error(), is: wire.ErrWrongToken}
+		}
 		return c.fail("authentication", err)
 	}
 	if err := ca.Confirm(ares.Msg.SessionID, ares.Msg.AgentMAC); err != nil {
-		return fmt.Errorf("agent %s: %v", c.addr, err)
+		return fmt.Errorf("agent %s: %w", c.addr, err)
 	}
 	c.sid = hex.EncodeToString(ares.Msg.SessionID)
 	c.clockKey = wire.ClockKey(token, ares.Msg.SessionID)
 	return nil
 }
+
+// authError is a handshake the agent refused: its one line as the agent
+// put it, and wire.ErrWrongToken to errors.Is (wire.IsAuthFailure).
+type authError struct {
+	msg string
+	is  error
+}
+
+func (e *authError) Error() string { return e.msg }
+func (e *authError) Unwrap() error { return e.is }
 
 // Address is the agent's address, as dialled.
 func (c *Client) Address() string { return c.addr }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -36,10 +37,16 @@ type Config struct {
 	DataIPs                   []netip.Addr   // when given, a run's local endpoints must use these
 	MaxRate                   int64          // bits/s (DefaultMaxRate)
 	MaxDuration               time.Duration  // (DefaultMaxDuration)
-	// MetricsListen is the plain-HTTP address of /metrics; "" serves none.
+	// MetricsListen is the address of /metrics; "" serves none. On
+	// loopback it is plain HTTP; beyond loopback it is HTTPS with the
+	// control channel's certificate and needs MetricsToken.
 	MetricsListen string
-	Lease         time.Duration // (DefaultLease)
-	Version       string        // reported by Info
+	// MetricsToken, when set, is the bearer token a scraper must send
+	// (Authorization: Bearer …). A token of its own, not Token: it
+	// travels to every scraper, while Token never leaves a handshake.
+	MetricsToken []byte
+	Lease        time.Duration // (DefaultLease)
+	Version      string        // reported by Info
 	// Logf receives one line per event (no trailing newline); nil drops
 	// them.
 	Logf func(format string, args ...any)
@@ -69,6 +76,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if len(c.Token) < wire.MinTokenLen {
 		return c, fmt.Errorf("the token is %d bytes; it needs at least %d", len(c.Token), wire.MinTokenLen)
+	}
+	if len(c.MetricsToken) > 0 {
+		if len(c.MetricsToken) < wire.MinTokenLen {
+			return c, fmt.Errorf("the metrics token is %d bytes; it needs at least %d", len(c.MetricsToken), wire.MinTokenLen)
+		}
+		if subtle.ConstantTimeCompare(c.MetricsToken, c.Token) == 1 {
+			return c, errors.New("the metrics token is the control token: give /metrics a token of its own (scrapers hold it; the control token never leaves the agent and its controllers)")
+		}
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		return c, errors.New("a certificate needs both a cert file and a key file")

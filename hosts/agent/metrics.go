@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"log"
 	"net/http"
 	"strconv"
@@ -53,10 +55,36 @@ func newMetrics(s *Server) *metrics {
 	return m
 }
 
-func (m *metrics) handler() http.Handler {
+// handler serves /metrics, to scrapers that send token as a bearer token
+// when it is set.
+func (m *metrics) handler(token []byte) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	var h http.Handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	if len(token) > 0 {
+		h = bearer(token, h)
+	}
+	mux.Handle("/metrics", h)
 	return mux
+}
+
+// bearer lets through requests whose Authorization header is "Bearer "
+// (in any case) and token (compared in constant time, as digests so that the length
+// does not show); the rest get 401.
+func bearer(token []byte, h http.Handler) http.Handler {
+	want := sha256.Sum256(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The scheme is case-insensitive (RFC 9110 §11.1).
+		auth := r.Header.Get("Authorization")
+		scheme, got, ok := strings.Cut(auth, " ")
+		ok = ok && strings.EqualFold(scheme, "Bearer")
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fabriclab agent metrics"`)
+			http.Error(w, "401 unauthorized: send the metrics token as a bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 var (

@@ -92,15 +92,41 @@ func Listen(cfg Config) (*Server, error) {
 		s.mln, err = net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
 			s.ln.Close()
+			s.clockPC.Close()
 			return nil, fmt.Errorf("metrics: %v", err)
+		}
+		if !s.MetricsLocal() && len(cfg.MetricsToken) == 0 {
+			s.mln.Close()
+			s.ln.Close()
+			s.clockPC.Close()
+			return nil, fmt.Errorf("metrics on %s are beyond loopback: they need a bearer token for the scrapers (--metrics-token-file), or listen on 127.0.0.1", cfg.MetricsListen)
 		}
 	}
 	s.srv = s.newHTTPServer()
 	if s.mln != nil {
-		s.msrv = &http.Server{Handler: s.metrics.handler(), ReadHeaderTimeout: 10 * time.Second}
+		s.msrv = &http.Server{Handler: s.metrics.handler(cfg.MetricsToken), ReadHeaderTimeout: 10 * time.Second}
+		if !s.MetricsLocal() {
+			// HTTPS with the control channel's certificate, for Prometheus
+			// (HTTP/1.1 or h2); the bearer token authenticates, so no
+			// client certificate is asked for even under mTLS.
+			s.msrv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: s.tlsCfg.Certificates}
+		}
 	}
 	return s, nil
 }
+
+// MetricsLocal reports whether /metrics listens on loopback only (plain
+// HTTP) rather than beyond it (HTTPS). False when there are no metrics.
+func (s *Server) MetricsLocal() bool {
+	if s.mln == nil {
+		return false
+	}
+	a, ok := s.mln.Addr().(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
+}
+
+// MetricsAuth reports whether /metrics asks for a bearer token.
+func (s *Server) MetricsAuth() bool { return s.mln != nil && len(s.cfg.MetricsToken) > 0 }
 
 // Addr is the control channel's address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
@@ -179,7 +205,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, 2)
 	go func() { errc <- s.srv.ServeTLS(s.ln, "", "") }()
 	if s.msrv != nil {
-		go func() { errc <- s.msrv.Serve(s.mln) }()
+		if s.msrv.TLSConfig != nil {
+			go func() { errc <- s.msrv.ServeTLS(s.mln, "", "") }()
+		} else {
+			go func() { errc <- s.msrv.Serve(s.mln) }()
+		}
 	}
 	stopWatch := make(chan struct{})
 	go s.watchLease(stopWatch)

@@ -57,6 +57,16 @@ var ErrWrongToken = errors.New("authentication failed: wrong token")
 // ErrAgentUnproven is what a client concludes when the agent's proof fails.
 var ErrAgentUnproven = errors.New("authentication failed: the agent did not prove it holds the token (a wrong token on the agent, or not the agent)")
 
+// IsAuthFailure reports whether err is a handshake that failed on the
+// token — the agent refused the client's proof (ErrWrongToken) or the
+// agent did not prove its own (ErrAgentUnproven) — rather than on the
+// way there (a refused connection, a timeout). Such a failure is not
+// transient: the same token fails again, and each try costs the agent a
+// failure delay and a log line.
+func IsAuthFailure(err error) bool {
+	return errors.Is(err, ErrWrongToken) || errors.Is(err, ErrAgentUnproven)
+}
+
 // ClientMAC is the client's proof (see the transcript above).
 func ClientMAC(token, agentNonce, clientNonce, exporter []byte) []byte {
 	m := hmac.New(sha256.New, token)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fabriclab/hosts/agent"
+)
+
+// run --engine hosts against an agent that holds another token: the
+// first job fails naming the agent, the run stops there (one handshake
+// reaches the agent, not one per job), the exit message says how many
+// jobs did not run, and show lists them with the reason.
+func TestRunOnHostsStopsAtAWrongToken(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var agentLog strings.Builder
+	s, err := agent.Listen(agent.Config{Listen: "127.0.0.1:0", Token: []byte("the-agents-own-token-0123"),
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AuthFailureDelay: time.Millisecond,
+		Logf: func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(&agentLog, format+"\n", args...)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("not-the-agents-token-0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv := "token_file: token\nagents:\n  - address: " + s.Addr().String() + "\n    hosts:\n"
+	for h := range 4 {
+		inv += fmt.Sprintf("      - {host: %d, data_ip: 127.0.0.%d}\n", h, h+1)
+	}
+	agents := filepath.Join(dir, "agents.yaml")
+	path := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(agents, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	scen := "topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 2}\ntransport: {kind: tcp}\nworkload: {kind: alltoall, sizes: {list: [1MiB, 2MiB, 4MiB]}}\n"
+	if err := os.WriteFile(path, []byte(scen), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "runs.db")
+	var stdout, stderr bytes.Buffer
+	code := newApp(&stdout, &stderr).execute(context.Background(), []string{"run", path, "--engine", "hosts", "--agents", agents, "--db", db})
+	errOut := stderr.String()
+	if !strings.HasSuffix(stdout.String(), "# missing: 2 of 3 planned jobs have no result (the run stopped at a failed job before they started)\n#   base: 2MiB, 4MiB\n") {
+		t.Errorf("run's tables do not list the jobs that did not run:\n%s", stdout.String())
+	}
+	if code != exitError || !strings.Contains(errOut, "fabriclab: base 1MiB: agent 127.0.0.1:") || strings.Contains(errOut, "not run:") ||
+		!strings.Contains(errOut, "does not match the agent's --token-file") ||
+		!strings.Contains(errOut, "1 of 3 jobs failed; the run stopped there: 2 did not run") || strings.Contains(errOut, "not-the-agents") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+	mu.Lock()
+	failures := strings.Count(agentLog.String(), "auth failure from")
+	mu.Unlock()
+	if failures != 1 {
+		t.Errorf("the agent saw %d failed handshakes, want 1:\n%s", failures, agentLog.String())
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	if code := newApp(&stdout, &stderr).execute(context.Background(), []string{"show", "1", "--db", db}); code != 0 ||
+		!strings.Contains(stdout.String(), "# missing: 2 of 3 planned jobs have no result (the run stopped at a failed job before they started") ||
+		!strings.Contains(stdout.String(), "2MiB, 4MiB") {
+		t.Errorf("show: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
