@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"fmt"
+	"strings"
 
 	"fabriclab/scenario"
 )
@@ -9,9 +10,32 @@ import (
 // Notes says what of spec real hosts run otherwise than the simulator:
 // they run kernel TCP between their NICs, with the congestion control the
 // run asks for (kernelCC: run --cc, given as cc), so a scenario
-// written for another transport measures TCP there. run --engine hosts
-// prints them before it starts.
+// written for another transport measures TCP there; and what only the
+// simulator does (links failing on cue, PFC storms, telemetry over time,
+// explain mode) does not happen there. run --engine hosts prints them
+// before it starts.
 func Notes(spec *scenario.Scenario, cc string) []string {
+	notes := transportNotes(spec, cc)
+	var sim []string
+	if len(spec.Topology.Failures) > 0 {
+		sim = append(sim, "topology.failures")
+	}
+	if len(spec.Topology.PFCStorms) > 0 {
+		sim = append(sim, "topology.pfc_storms")
+	}
+	if spec.Sim.Telemetry.On() {
+		sim = append(sim, "sim.telemetry")
+	}
+	if spec.Sim.Explain {
+		sim = append(sim, "sim.explain")
+	}
+	if len(sim) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: the simulator's only; real hosts fail no link, storm no port, and record no telemetry over time or explanation (each row has the hosts' counters before and after)", strings.Join(sim, ", ")))
+	}
+	return notes
+}
+
+func transportNotes(spec *scenario.Scenario, cc string) []string {
 	kind := spec.Transport.Kind
 	cc = kernelCC(kind, cc)
 	ccText := "each kernel's default congestion control"

@@ -28,3 +28,20 @@ func TestNotes(t *testing.T) {
 		}
 	}
 }
+
+// What only the simulator does is named in one note, in the scenario's
+// key order; a plain scenario has none.
+func TestNotesSimulatorOnly(t *testing.T) {
+	s := scenario.Defaults()
+	s.Transport.Kind = "tcp"
+	if got := Notes(s, ""); got != nil {
+		t.Errorf("plain tcp: %q", got)
+	}
+	s.Topology.Failures = []scenario.Failure{{}}
+	s.Sim.Explain = true
+	s.Sim.Telemetry.Ports = scenario.Pick{Top: 4}
+	want := []string{"topology.failures, sim.telemetry, sim.explain: the simulator's only; real hosts fail no link, storm no port, and record no telemetry over time or explanation (each row has the hosts' counters before and after)"}
+	if got := Notes(s, ""); !reflect.DeepEqual(got, want) {
+		t.Errorf("Notes = %q\nwant %q", got, want)
+	}
+}

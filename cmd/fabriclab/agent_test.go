@@ -159,7 +159,7 @@ func TestAgentMetricsAuth(t *testing.T) {
 		}
 	}
 
-	scrape := func(url string, client *http.Client, token string) int {
+	scrape := func(url string, client *http.Client, token string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", url, nil)
 		if token != "" {
@@ -174,7 +174,7 @@ func TestAgentMetricsAuth(t *testing.T) {
 		if res.StatusCode == http.StatusOK && !strings.Contains(string(b), "fabriclab_agent_runs_total") {
 			t.Errorf("%s: 200 without the agent's metrics:\n%s", url, b)
 		}
-		return res.StatusCode
+		return res.StatusCode, string(b)
 	}
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	for _, tc := range []struct {
@@ -200,14 +200,15 @@ func TestAgentMetricsAuth(t *testing.T) {
 		url := tc.scheme + "://127.0.0.1:" + port + "/metrics"
 		if tc.token != "" {
 			for _, bad := range []string{"", "scrape-scrape-scrape-2", "s3cret-s3cret-s3cret-s3cret"} {
-				if code := scrape(url, insecure, bad); code != http.StatusUnauthorized {
+				if code, _ := scrape(url, insecure, bad); code != http.StatusUnauthorized {
 					t.Errorf("%s with token %q: %d, want 401", url, bad, code)
 				}
 			}
-			if code := scrape(url, insecure, "scrape-scrape-scrape-1"); code != http.StatusOK {
-				t.Errorf("%s with the token: %d", url, code)
+			code, body := scrape(url, insecure, "scrape-scrape-scrape-1")
+			if code != http.StatusOK || !strings.Contains(body, "fabriclab_agent_metrics_unauthorized_total 3\n") {
+				t.Errorf("%s with the token: %d, want the three refusals counted:\n%s", url, code, body)
 			}
-		} else if code := scrape(url, insecure, ""); code != http.StatusOK {
+		} else if code, _ := scrape(url, insecure, ""); code != http.StatusOK {
 			t.Errorf("%s: %d", url, code)
 		}
 		if tc.scheme == "https" {

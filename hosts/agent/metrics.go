@@ -24,7 +24,9 @@ type metrics struct {
 	runs         *prometheus.CounterVec
 	refusals     *prometheus.CounterVec
 	authFailures prometheus.Counter
-	active       prometheus.Gauge
+	// scrapeRefusals counts scrapes of /metrics without the bearer token.
+	scrapeRefusals prometheus.Counter
+	active         prometheus.Gauge
 }
 
 func newMetrics(s *Server) *metrics {
@@ -39,6 +41,9 @@ func newMetrics(s *Server) *metrics {
 		authFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fabriclab_agent_auth_failures_total", Help: "Failed authentication handshakes.",
 		}),
+		scrapeRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabriclab_agent_metrics_unauthorized_total", Help: "Scrapes of /metrics refused for a missing or wrong bearer token.",
+		}),
 		active: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "fabriclab_agent_run_active", Help: "1 while a run is prepared or running.",
 		}),
@@ -51,7 +56,7 @@ func newMetrics(s *Server) *metrics {
 	for _, r := range []string{reasonBusy, reasonAllow, reasonNotInRun, reasonRate, reasonDuration, reasonDataIP, reasonInvalid} {
 		m.refusals.WithLabelValues(r)
 	}
-	m.reg.MustRegister(m.runs, m.refusals, m.authFailures, m.active, pairCollector{s})
+	m.reg.MustRegister(m.runs, m.refusals, m.authFailures, m.scrapeRefusals, m.active, pairCollector{s})
 	return m
 }
 
@@ -61,16 +66,16 @@ func (m *metrics) handler(token []byte) http.Handler {
 	mux := http.NewServeMux()
 	var h http.Handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	if len(token) > 0 {
-		h = bearer(token, h)
+		h = bearer(token, m.scrapeRefusals.Inc, h)
 	}
 	mux.Handle("/metrics", h)
 	return mux
 }
 
 // bearer lets through requests whose Authorization header is "Bearer "
-// (in any case) and token (compared in constant time, as digests so that the length
-// does not show); the rest get 401.
-func bearer(token []byte, h http.Handler) http.Handler {
+// (in any case) and token (compared in constant time, as digests so that
+// the length does not show); the rest get 401 and are counted (refused).
+func bearer(token []byte, refused func(), h http.Handler) http.Handler {
 	want := sha256.Sum256(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The scheme is case-insensitive (RFC 9110 §11.1).
@@ -79,6 +84,7 @@ func bearer(token []byte, h http.Handler) http.Handler {
 		ok = ok && strings.EqualFold(scheme, "Bearer")
 		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			refused()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="fabriclab agent metrics"`)
 			http.Error(w, "401 unauthorized: send the metrics token as a bearer token", http.StatusUnauthorized)
 			return
