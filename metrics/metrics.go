@@ -305,7 +305,11 @@ type EndpointCount struct {
 
 // String is "real hosts (4 agents, scale 0.001)".
 func (h *HostsRun) String() string {
-	return "real hosts (" + strconv.Itoa(h.Agents) + " agents, scale " + strconv.FormatFloat(h.Scale, 'g', -1, 64) + ")"
+	agents := strconv.Itoa(h.Agents) + " agents"
+	if h.Agents == 1 {
+		agents = "1 agent"
+	}
+	return "real hosts (" + agents + ", scale " + strconv.FormatFloat(h.Scale, 'g', -1, 64) + ")"
 }
 
 // HostsRun describes a row measured on real hosts: the engine, the agents,

@@ -164,8 +164,18 @@ func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 		if o.Scenario != "" {
 			scen = " " + safetext.Terminal(o.Scenario) + ","
 		}
-		fmt.Fprintf(&b, "# fabriclab %s_perf:%s variant %s (%s, %d ranks, simulated)\n", test, scen, name,
-			safetext.Terminal(v.Collective), ranks)
+		if len(rs) == 0 {
+			// Never ran (interrupted, or stopped before it): no table, so
+			// that no average of 0 reads as a measurement.
+			fmt.Fprintf(&b, "# fabriclab %s_perf:%s variant %s (%s): no results\n", test, scen, name, safetext.Terminal(v.Collective))
+			continue
+		}
+		where, device := "simulated", "sim"
+		if HostsOf(rs) != nil {
+			where, device = "on real hosts", "host"
+		}
+		fmt.Fprintf(&b, "# fabriclab %s_perf:%s variant %s (%s, %d ranks, %s)\n", test, scen, name,
+			safetext.Terminal(v.Collective), ranks, where)
 		minB, maxB, step, stepKind := sizeSteps(rs)
 		validation, wrong := 1, "0"
 		if opt.NoCheck {
@@ -175,7 +185,7 @@ func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 			minB, maxB, step, stepKind, pv.Warmup, iters, validation)
 		b.WriteString("#\n# Using devices\n")
 		for r := range ranks {
-			fmt.Fprintf(&b, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [sim] fabriclab rank\n", r, 0, "fabriclab", r)
+			fmt.Fprintf(&b, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] fabriclab rank\n", r, 0, "fabriclab", r, device)
 		}
 		b.WriteString("#\n")
 		writeNCCLHeader(&b)

@@ -14,7 +14,9 @@ import (
 func TestSimulatorRefusalsOnHosts(t *testing.T) {
 	hosts := Options{Engine: EngineHosts}
 	const flowProbes = minimal + "sim: {engine: flow}\nprobes:\n  - {from: 0, to: 3, rate: 1Gbps}\n"
-	const refusal = "t.yaml:3:15: sim.engine: flow: probes are paced UDP streams, which run on real hosts only (--engine hosts); use sim.engine packet or auto"
+	// Probes are refused at their key, pointing at --engine hosts only
+	// (not at another sim.engine, which would refuse them too).
+	const refusal = "t.yaml:4:1: probes: paced UDP probes run on real hosts only (--engine hosts); the simulator has no UDP transport"
 	if _, err := Parse("t.yaml", []byte(flowProbes)); err == nil || err.Error() != refusal {
 		t.Errorf("flow engine with probes on the simulator: %v\nwant %s", err, refusal)
 	}
@@ -24,7 +26,7 @@ func TestSimulatorRefusalsOnHosts(t *testing.T) {
 	}
 	// The same by --set, and by a sweep point.
 	const probes = minimal + "probes:\n  - {from: 0, to: 3, rate: 1Gbps}\n"
-	if _, err := ParseOptions("t.yaml", []byte(probes), Options{Sets: []string{"sim.engine=flow"}}); err == nil || !strings.Contains(err.Error(), "sim.engine: flow: probes are paced UDP streams") {
+	if _, err := ParseOptions("t.yaml", []byte(probes), Options{Sets: []string{"sim.engine=flow"}}); err == nil || !strings.Contains(err.Error(), "probes: paced UDP probes run on real hosts only (--engine hosts); the simulator") {
 		t.Errorf("--set sim.engine=flow with probes on the simulator: %v", err)
 	}
 	if _, err := ParseOptions("t.yaml", []byte(probes), Options{Sets: []string{"sim.engine=flow"}, Engine: EngineHosts}); err != nil {

@@ -968,7 +968,7 @@ func TestNotesOnReorderingWithGoBackN(t *testing.T) {
 // on real hosts only: the simulator refuses them at the key.
 func TestProbes(t *testing.T) {
 	src := minimal + "probes:\n  - {from: 0, to: 9, rate: 2Gbps}\n  - {from: 9, to: 0, rate: 10Mbps, size: 9000B}\n"
-	const refusal = "t.yaml:3:1: probes: paced UDP probes run on real hosts only (--engine hosts); the packet engine has no UDP transport"
+	const refusal = "t.yaml:3:1: probes: paced UDP probes run on real hosts only (--engine hosts); the simulator has no UDP transport"
 	for _, engine := range []string{"packet", "auto"} {
 		if _, err := ParseOptions("t.yaml", []byte(src), Options{Sets: []string{"sim.engine=" + engine}}); err == nil || err.Error() != refusal {
 			t.Errorf("sim.engine %s: %v, want %s", engine, err, refusal)

@@ -178,14 +178,15 @@ func (c *checker) check(s *Scenario) error {
 	// neither the engine sim.engine picks nor sim.partitions applies (their
 	// values are still checked).
 	simulated := c.f.engine == ""
+	// No simulator engine has a UDP transport: a file that validates must
+	// run (and this comes before the flow engine's reasons, whose advice,
+	// another sim.engine, would not help).
+	c.need(len(s.Probes) == 0 || !simulated, "probes", "paced UDP probes run on real hosts only (--engine hosts); the simulator has no UDP transport")
 	if s.Sim.Engine == "flow" && simulated {
 		if ok, why := FlowEngineSupports(s); !ok {
 			c.fail("sim.engine", "flow: %s; use sim.engine packet or auto", why)
 		}
 	}
-	// The packet engine has no UDP transport (and auto picks it for a
-	// scenario with probes): a file that validates must run.
-	c.need(len(s.Probes) == 0 || !simulated, "probes", "paced UDP probes run on real hosts only (--engine hosts); the packet engine has no UDP transport")
 	c.need(s.Sim.FlowAbove >= 0, "sim.flow_above", "must not be negative, got %v", s.Sim.FlowAbove)
 	c.need(s.Sim.Partitions >= 0 && s.Sim.Partitions <= MaxPartitions, "sim.partitions", "must be between 0 and %d, got %d", MaxPartitions, s.Sim.Partitions)
 	if h := Hosts(s.Topology); h > 0 && s.Sim.Partitions > h {

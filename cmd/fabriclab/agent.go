@@ -52,8 +52,9 @@ of paced UDP and for at most --max-duration. A run that breaks a limit is
 refused with a one-line reason before anything is sent. One run at a time;
 a run whose controller falls silent for 3 s is aborted.
 
-Prometheus metrics (bytes, completions and retransmits per endpoint pair,
-runs, refusals, failed authentications) are served at /metrics on
+Prometheus metrics (bytes, completions, retransmits and lost UDP datagrams
+per endpoint pair, runs, refusals, failed authentications, refused
+scrapes) are served at /metrics on
 --metrics-listen ("off" disables them): plain HTTP on loopback (the
 default, 127.0.0.1:9470); beyond loopback HTTPS with the agent's
 certificate and a bearer token that scrapers must send, read from

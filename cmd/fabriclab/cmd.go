@@ -744,8 +744,13 @@ func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobR
 		} else if f.queue {
 			// Jobs not done when --wait stopped waiting go on on the
 			// workers: the queue's own lines say which.
-		} else if err := report.WriteUnsaved(a.stdout, notRunJobs(p, results, interrupted)); err != nil {
-			errs = append(errs, err)
+		} else if u := notRunJobs(p, results, interrupted); !u.None() {
+			// After a blank line, as show prints it.
+			if _, err := io.WriteString(a.stdout, "\n"); err != nil {
+				errs = append(errs, err)
+			} else if err := report.WriteUnsaved(a.stdout, u); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if err := writeTo(a.stdout, f.jsonPath, func(w io.Writer) error { return report.WriteJSON(w, out) }); err != nil {

@@ -13,9 +13,9 @@ import (
 	"fabriclab/hosts/nslab"
 )
 
-// A scenario asking for the flow engine, with probes: the flow engine
-// cannot run probes, so the simulator refuses it at sim.engine; on real
-// hosts (--engine hosts) sim.engine is not read and the probes run.
+// A scenario asking for the flow engine, with probes: no simulator engine
+// runs probes, so the simulator refuses it at probes; on real hosts
+// (--engine hosts) sim.engine is not read and the probes run.
 const flowProbes = `topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 2}
 transport: {kind: tcp}
 workload: {kind: alltoall, sizes: {list: [1MiB]}}
@@ -40,11 +40,12 @@ func TestValidateAndRunForTheEngineThatRuns(t *testing.T) {
 		code := newApp(&stdout, &stderr).execute(context.Background(), args)
 		return code, stdout.String(), stderr.String()
 	}
-	const refusal = "sim.engine: flow: probes are paced UDP streams, which run on real hosts only (--engine hosts); use sim.engine packet or auto"
+	const refusal = "probes: paced UDP probes run on real hosts only (--engine hosts); the simulator has no UDP transport"
 	for args, at := range map[string]string{
-		"validate":               ":4:15: ",
-		"validate --engine flow": ": --set ", // --engine flow is --set sim.engine=flow
-		"run --no-store -q":      ":4:15: ",
+		"validate":                 ":5:1: ",
+		"validate --engine flow":   ":5:1: ",
+		"validate --engine packet": ":5:1: ",
+		"run --no-store -q":        ":5:1: ",
 	} {
 		words := strings.Fields(args)
 		if code, _, errOut := exec(append(words, path)...); code != exitError || errOut != "fabriclab: "+path+at+refusal+"\n" {

@@ -56,7 +56,7 @@ func TestRunOnHostsStopsAtAWrongToken(t *testing.T) {
 	}
 	db := filepath.Join(dir, "runs.db")
 	var stdout, stderr bytes.Buffer
-	code := newApp(&stdout, &stderr).execute(context.Background(), []string{"run", path, "--engine", "hosts", "--agents", agents, "--db", db})
+	code := newApp(&stdout, &stderr).execute(context.Background(), []string{"run", path, "--engine", "hosts", "--agents", agents, "--db", db, "--json", filepath.Join(dir, "run.json")})
 	errOut := stderr.String()
 	if !strings.HasSuffix(stdout.String(), "# missing: 2 of 3 planned jobs have no result (the run stopped at a failed job before they started)\n#   base: 2MiB, 4MiB\n") {
 		t.Errorf("run's tables do not list the jobs that did not run:\n%s", stdout.String())
@@ -73,6 +73,22 @@ func TestRunOnHostsStopsAtAWrongToken(t *testing.T) {
 		t.Errorf("the agent saw %d failed handshakes, want 1:\n%s", failures, agentLog.String())
 	}
 
+	// The jobs never ran: the run is not one whose rows were lost, so
+	// export writes what run --json wrote, and runs says failed.
+	stdout.Reset()
+	stderr.Reset()
+	exported := filepath.Join(dir, "export.json")
+	if code := newApp(&stdout, &stderr).execute(context.Background(), []string{"export", "1", "--db", db, "--json", exported}); code != 0 {
+		t.Errorf("export: exit %d: %s", code, stderr.String())
+	}
+	ran, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	if got, _ := os.ReadFile(exported); len(ran) == 0 || !bytes.Equal(got, ran) {
+		t.Errorf("export wrote other bytes than run --json:\n%s\nwant\n%s", got, ran)
+	}
+	stdout.Reset()
+	if code := newApp(&stdout, &stderr).execute(context.Background(), []string{"runs", "--db", db}); code != 0 || !strings.Contains(stdout.String(), " failed ") || strings.Contains(stdout.String(), "rows saved") {
+		t.Errorf("runs: exit %d:\n%s", code, stdout.String())
+	}
 	stdout.Reset()
 	stderr.Reset()
 	if code := newApp(&stdout, &stderr).execute(context.Background(), []string{"show", "1", "--db", db}); code != 0 ||

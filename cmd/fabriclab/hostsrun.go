@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -56,7 +57,11 @@ func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--agents: %w", err)
 	}
-	e := &hosts.Engine{Inventory: inv, CC: f.cc, Log: a.stderr, Heartbeat: units.Duration(f.heartbeat.Nanoseconds()) * units.Nanosecond,
+	var stages io.Writer = a.stderr // the engine's progress lines; -q: none
+	if f.quiet {
+		stages = nil
+	}
+	e := &hosts.Engine{Inventory: inv, CC: f.cc, Log: stages, Heartbeat: units.Duration(f.heartbeat.Nanoseconds()) * units.Nanosecond,
 		Dial: func(ctx context.Context, ag inventory.Agent) (hosts.Agent, error) {
 			c, err := agent.Dial(ctx, agent.ClientConfig{Address: ag.Address, Token: token,
 				CAFile: inv.CAFile, CertFile: inv.CertFile, KeyFile: inv.KeyFile, Timeout: 5 * time.Second})

@@ -529,7 +529,7 @@ func TestLineReporterHeartbeat(t *testing.T) {
 	r := &Runner{Run: run, Parallel: 1, Reporter: rep}
 	r.RunAll(context.Background(), testPlan(1, 1).Jobs)
 	out := buf.String()
-	if !strings.HasPrefix(out, "running 1 jobs on 1 workers\n") {
+	if !strings.HasPrefix(out, "running 1 job on 1 worker\n") {
 		t.Errorf("no start line:\n%s", out)
 	}
 	if !strings.Contains(out, "[0/1] ") || !strings.Contains(out, "running: v0 8MiB 40%") {

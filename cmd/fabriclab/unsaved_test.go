@@ -212,7 +212,7 @@ func TestRunListsWhatItNeverRan(t *testing.T) {
 	if code := a.execute(ctx, []string{"run", "-j", "1", "--db", db, path}); code != exitInterrupted {
 		t.Fatalf("run: exit %d: %s", code, stderr.String())
 	}
-	const block = "\n# missing: 2 of 3 planned jobs have no result (interrupted: the run stopped before they started or measured anything)\n#   base: 4MiB, 16MiB\n"
+	const block = "\n\n# missing: 2 of 3 planned jobs have no result (interrupted: the run stopped before they started or measured anything)\n#   base: 4MiB, 16MiB\n"
 	if !strings.HasSuffix(stdout.String(), block) {
 		t.Errorf("run's tables do not end with the jobs it never ran:\n%s", stdout.String())
 	}

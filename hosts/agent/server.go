@@ -104,7 +104,8 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	s.srv = s.newHTTPServer()
 	if s.mln != nil {
-		s.msrv = &http.Server{Handler: s.metrics.handler(cfg.MetricsToken), ReadHeaderTimeout: 10 * time.Second}
+		s.msrv = &http.Server{Handler: s.metrics.handler(cfg.MetricsToken), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: newErrorLog(s.cfg.Logf)} // TLS handshake failures, one line each as the agent's
 		if !s.MetricsLocal() {
 			// HTTPS with the control channel's certificate, for Prometheus
 			// (HTTP/1.1 or h2); the bearer token authenticates, so no

@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"slices"
 	"time"
 
 	"fabriclab/hosts/wire"
@@ -76,7 +77,7 @@ func selfSigned(listen string) (tls.Certificate, error) {
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
 	if host, _, err := net.SplitHostPort(listen); err == nil {
-		if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() && !slices.ContainsFunc(tmpl.IPAddresses, ip.Equal) {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
 		} else if host != "" && ip == nil {
 			tmpl.DNSNames = append(tmpl.DNSNames, host)

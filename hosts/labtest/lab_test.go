@@ -218,7 +218,9 @@ func TestLabCollectives(t *testing.T) {
 	hostsJSON := filepath.Join(l.dir, "hosts.json")
 	// A heartbeat of 1 s: a measurement, not a test of how soon a dead
 	// agent is found, on a CI machine whose namespaces share two cores.
-	_, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", agents, "--cc", "cubic", "--heartbeat", "1s", "--no-store", "-q", "--json", hostsJSON)
+	// Without -q, which keeps the engine's stages (the clock offsets) off
+	// stderr too.
+	_, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", agents, "--cc", "cubic", "--heartbeat", "1s", "--no-store", "--json", hostsJSON)
 	if code != 0 {
 		t.Fatalf("hosts run: exit %d\n%s", code, se)
 	}
@@ -424,6 +426,8 @@ func TestLabAnyToAnyCollision(t *testing.T) {
 	if _, se, code := l.run("run", l.scen, "--engine", "hosts", "--agents", filepath.Join(l.dir, "agents.yaml"),
 		"--cc", "cubic", "--heartbeat", "1s", "--no-store", "-q", "--json", hostsJSON); code != 0 {
 		t.Fatalf("hosts run: exit %d\n%s", code, se)
+	} else if strings.Contains(se, "hosts: ") {
+		t.Errorf("-q printed the engine's stages:\n%s", se)
 	}
 	simJSON := filepath.Join(l.dir, "sim.json")
 	if _, se, code := l.run("run", l.scen, "--no-store", "-q", "--json", simJSON,

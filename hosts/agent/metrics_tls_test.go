@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +41,32 @@ func TestBearer(t *testing.T) {
 	}
 	if refused != 6 {
 		t.Errorf("%d refusals counted, want 6", refused)
+	}
+}
+
+// The ephemeral certificate names loopback and the listen address, each
+// once.
+func TestSelfSignedNames(t *testing.T) {
+	for listen, want := range map[string]string{
+		"127.0.0.1:7470": "127.0.0.1 ::1",
+		"[::1]:7470":     "127.0.0.1 ::1",
+		"10.0.0.5:7470":  "127.0.0.1 ::1 10.0.0.5",
+		"0.0.0.0:7470":   "127.0.0.1 ::1",
+	} {
+		cert, err := selfSigned(listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := x509.ParseCertificate(cert.Certificate[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ip := range c.IPAddresses {
+			got = append(got, ip.String())
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: IP names %v, want %s", listen, got, want)
+		}
 	}
 }
