@@ -77,31 +77,10 @@ func runSweep(t *testing.T, e *Engine) []runner.JobResult {
 // of the run dials an agent again (each try would cost the agent another
 // failure delay and log line). Two agents: each sees one attempt.
 func TestWrongTokenStopsTheRun(t *testing.T) {
-	inv := &inventory.Inventory{Path: "agents.yaml", Scale: 1}
-	var logs []*agentLog
-	for i := range 2 {
-		lg := &agentLog{}
-		var ips []netip.Addr
-		a := inventory.Agent{}
-		for h := 2 * i; h < 2*i+2; h++ {
-			ip := netip.AddrFrom4([4]byte{127, 0, 1, byte(h + 1)})
-			ips = append(ips, ip)
-			a.Hosts = append(a.Hosts, inventory.Host{Host: h, DataIP: ip})
-		}
-		s, err := agent.Listen(agent.Config{Listen: "127.0.0.1:0", Token: loopToken, DataIPs: ips,
-			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.1.0/24")}, Logf: lg.logf,
-			AuthFailureDelay: 5 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- s.Serve(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
-		a.Address = s.Addr().String()
-		inv.Agents = append(inv.Agents, a)
-		logs = append(logs, lg)
-	}
+	logs := []*agentLog{{}, {}}
+	inv := loopbackAgentsWith(t, 2, func(i int, c *agent.Config) {
+		c.Logf, c.AuthFailureDelay = logs[i].logf, 5*time.Millisecond
+	})
 	wrong := []byte("not-the-agents-token-0123456789")
 	var dials atomic.Int32
 	e := &Engine{Inventory: inv, DataPort: 17474, Dial: func(ctx context.Context, a inventory.Agent) (Agent, error) {

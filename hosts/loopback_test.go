@@ -19,6 +19,12 @@ var loopToken = []byte("0123456789abcdef0123456789abcdef")
 // whose data IPs are 127.0.1.(2i+1), 127.0.1.(2i+2), and the inventory of
 // them.
 func loopbackAgents(t *testing.T, n int) *inventory.Inventory {
+	return loopbackAgentsWith(t, n, nil)
+}
+
+// loopbackAgentsWith is loopbackAgents with agent i's settings changed by
+// set (nil: none).
+func loopbackAgentsWith(t *testing.T, n int, set func(i int, c *agent.Config)) *inventory.Inventory {
 	t.Helper()
 	inv := &inventory.Inventory{Path: "agents.yaml", Scale: 1}
 	allow := []netip.Prefix{netip.MustParsePrefix("127.0.1.0/24")}
@@ -30,8 +36,12 @@ func loopbackAgents(t *testing.T, n int) *inventory.Inventory {
 			ips = append(ips, ip)
 			a.Hosts = append(a.Hosts, inventory.Host{Host: h, DataIP: ip})
 		}
-		s, err := agent.Listen(agent.Config{Listen: "127.0.0.1:0", Token: loopToken, Allow: allow, DataIPs: ips,
-			MaxRate: 100e9, MaxDuration: time.Minute})
+		cfg := agent.Config{Listen: "127.0.0.1:0", Token: loopToken, Allow: allow, DataIPs: ips,
+			MaxRate: 100e9, MaxDuration: time.Minute}
+		if set != nil {
+			set(i, &cfg)
+		}
+		s, err := agent.Listen(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

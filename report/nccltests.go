@@ -174,8 +174,12 @@ func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 		if HostsOf(rs) != nil {
 			where, device = "on real hosts", "host"
 		}
-		fmt.Fprintf(&b, "# fabriclab %s_perf:%s variant %s (%s, %d ranks, %s)\n", test, scen, name,
-			safetext.Terminal(v.Collective), ranks, where)
+		rankCount := ""
+		if ranks > 0 { // rows that failed before the job was built have none
+			rankCount = fmt.Sprintf(", %d ranks", ranks)
+		}
+		fmt.Fprintf(&b, "# fabriclab %s_perf:%s variant %s (%s%s, %s)\n", test, scen, name,
+			safetext.Terminal(v.Collective), rankCount, where)
 		minB, maxB, step, stepKind := sizeSteps(rs)
 		validation, wrong := 1, "0"
 		if opt.NoCheck {

@@ -270,7 +270,10 @@ func WriteTable(w io.Writer, v VariantResult) error {
 	if t := rs[0].Transport; t != "" {
 		tr = "; " + t
 	}
-	fmt.Fprintf(&b, "# variant: %s  (%s, %d ranks%s)\n", v.Name, coll, ranks, tr)
+	if ranks > 0 { // rows that failed before the job was built have none
+		coll += fmt.Sprintf(", %d ranks", ranks)
+	}
+	fmt.Fprintf(&b, "# variant: %s  (%s%s)\n", v.Name, coll, tr)
 
 	rows := make([][]string, 0, len(rs))
 	marks := make([]string, 0, len(rs))

@@ -17,6 +17,7 @@ import (
 
 	"fabriclab/engines"
 	"fabriclab/hosts"
+	"fabriclab/hosts/inventory"
 	"fabriclab/internal/inputfile"
 	"fabriclab/internal/safetext"
 	"fabriclab/lab"
@@ -288,6 +289,24 @@ func checkHostsJobs(p *plan) error {
 	return checkEach(p, hosts.Check)
 }
 
+// checkCovered refuses a run on real hosts with a scenario host that no
+// agent of inv runs (every job would fail alike).
+func checkCovered(p *plan, inv *inventory.Inventory) error {
+	checked := map[int]bool{}
+	for _, j := range p.Jobs {
+		if j.Spec == nil || inv == nil || checked[j.VariantIndex] {
+			continue
+		}
+		checked[j.VariantIndex] = true
+		if h := scenario.Hosts(j.Spec.Topology); h > 0 {
+			if err := inv.Cover(h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // checkJobsFit refuses, as run would when it builds them, a job whose
 // workload cannot be compiled or whose estimated memory is above its
 // sim.memory_limit (engines.Fits).
@@ -516,6 +535,9 @@ type runFlags struct {
 	// heartbeat is --heartbeat: how often the hosts engine checks on its
 	// agents (0: its default).
 	heartbeat time.Duration
+	// inventory is --agents read (engineFor), for the checks before a
+	// hosts run.
+	inventory *inventory.Inventory
 	queue     bool   // --queue: put the jobs on the database's job queue for workers (queue_cmds.go)
 	wait      bool   // --wait: with --queue, wait for the workers and print as a local run does
 	format    string // --format table|nccl-tests (format.go)
@@ -684,6 +706,14 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 
 	a.printNotes(p, f.quiet)
 	if f.engine == "hosts" {
+		// What every job would fail alike on real hosts is refused before
+		// any agent is dialed, as validate --engine hosts refuses it.
+		if err := checkHostsJobs(p); err != nil {
+			return withPath(path, err)
+		}
+		if err := checkCovered(p, f.inventory); err != nil {
+			return fmt.Errorf("--agents %w", err) // it names the agents file
+		}
 		a.printHostsNotes(p, f)
 	}
 	// As validate does, before a long run rather than after; only for jobs

@@ -61,6 +61,9 @@ func TestRunOnHostsStopsAtAWrongToken(t *testing.T) {
 	if !strings.HasSuffix(stdout.String(), "# missing: 2 of 3 planned jobs have no result (the run stopped at a failed job before they started)\n#   base: 2MiB, 4MiB\n") {
 		t.Errorf("run's tables do not list the jobs that did not run:\n%s", stdout.String())
 	}
+	if !strings.Contains(stdout.String(), "# variant: base  (alltoall)\n") {
+		t.Errorf("the variant line of rows that all failed before the job was built:\n%s", stdout.String())
+	}
 	if code != exitError || !strings.Contains(errOut, "fabriclab: base 1MiB: agent 127.0.0.1:") || strings.Contains(errOut, "not run:") ||
 		!strings.Contains(errOut, "does not match the agent's --token-file") ||
 		!strings.Contains(errOut, "1 of 3 jobs failed; the run stopped there: 2 did not run") || strings.Contains(errOut, "not-the-agents") {
@@ -95,5 +98,46 @@ func TestRunOnHostsStopsAtAWrongToken(t *testing.T) {
 		!strings.Contains(stdout.String(), "# missing: 2 of 3 planned jobs have no result (the run stopped at a failed job before they started") ||
 		!strings.Contains(stdout.String(), "2MiB, 4MiB") {
 		t.Errorf("show: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// What every job of a hosts run would fail alike is refused before any
+// agent is dialed (the agent's address here answers nothing): a scenario
+// host no agent runs, a transport without connections.
+func TestRunOnHostsRefusedBeforeDialing(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inventory := func(hosts int) string {
+		inv := "token_file: token\nagents:\n  - address: 127.0.0.1:1\n    hosts:\n"
+		for h := range hosts {
+			inv += fmt.Sprintf("      - {host: %d, data_ip: 127.0.0.%d}\n", h, h+1)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("agents%d.yaml", hosts))
+		if err := os.WriteFile(path, []byte(inv), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	path := filepath.Join(dir, "s.yaml")
+	scen := "topology: {kind: leaf-spine, hosts: 4, hosts_per_leaf: 2, spines: 2}\ntransport: {kind: tcp}\nworkload: {kind: alltoall, sizes: {list: [1MiB, 2MiB]}}\n"
+	if err := os.WriteFile(path, []byte(scen), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	two, four := inventory(2), inventory(4)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agents", two}, "fabriclab: --agents " + two + ": no agent runs host 2 (the scenario has 4 hosts; map every host 0–3)\n"},
+		{[]string{"--agents", four, "--set", "transport.kind=homa"}, "fabriclab: " + path + ": base 1MiB: hosts: a transport without connections (homa)"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"run", path, "--engine", "hosts", "--no-store", "-q"}, c.args...)
+		code := newApp(&stdout, &stderr).execute(context.Background(), args)
+		if code != exitError || !strings.HasPrefix(stderr.String(), c.want) || strings.Contains(stderr.String(), "cannot connect") {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant %q and no agent dialed", c.args, code, stderr.String(), c.want)
+		}
 	}
 }

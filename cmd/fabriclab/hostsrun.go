@@ -57,6 +57,7 @@ func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--agents: %w", err)
 	}
+	f.inventory = inv
 	var stages io.Writer = a.stderr // the engine's progress lines; -q: none
 	if f.quiet {
 		stages = nil
