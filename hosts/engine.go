@@ -76,8 +76,9 @@ type Engine struct {
 	// and an agent that leaves three checks in a row unanswered fails the
 	// run.
 	Heartbeat units.Duration
-	// Log hears the stages (nil: silent).
-	Log io.Writer
+	// Log hears the stages (nil: silent) and Warn what went wrong without
+	// failing the job, such as counters an agent could not give (nil: Log).
+	Log, Warn io.Writer
 
 	// authErr is the first authentication failure of any run (nil: none
 	// yet): the token does not change between the jobs of a run, so every
@@ -304,5 +305,16 @@ func (l *layout) bounds(p *plan.Plan) measure.Bounds { return measure.TopologyBo
 func (e *Engine) logf(format string, args ...any) {
 	if e.Log != nil {
 		fmt.Fprintf(e.Log, "hosts: %s\n", safetext.Terminal(fmt.Sprintf(format, args...)))
+	}
+}
+
+// warnf writes one warning line (Warn, else Log).
+func (e *Engine) warnf(format string, args ...any) {
+	w := e.Warn
+	if w == nil {
+		w = e.Log
+	}
+	if w != nil {
+		fmt.Fprintf(w, "hosts: %s\n", safetext.Terminal(fmt.Sprintf(format, args...)))
 	}
 }

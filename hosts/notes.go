@@ -2,6 +2,7 @@ package hosts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"fabriclab/scenario"
@@ -11,14 +12,17 @@ import (
 // they run kernel TCP between their NICs, with the congestion control the
 // run asks for (kernelCC: run --cc, given as cc), so a scenario
 // written for another transport measures TCP there; and what only the
-// simulator does (links failing on cue, PFC storms, telemetry over time,
-// explain mode) does not happen there. run --engine hosts prints them
+// simulator does (links failing during the run, PFC storms, telemetry
+// over time, explain mode) does not happen there. run --engine hosts prints them
 // before it starts.
 func Notes(spec *scenario.Scenario, cc string) []string {
 	notes := transportNotes(spec, cc)
 	var sim []string
-	if len(spec.Topology.Failures) > 0 {
-		sim = append(sim, "topology.failures")
+	// Links down from the start for good are the fabric as built (the
+	// namespace lab builds them down); those that change during the run
+	// are the simulator's.
+	if slices.ContainsFunc(spec.Topology.Failures, func(f scenario.Failure) bool { return f.At > 0 || f.Until > 0 }) {
+		sim = append(sim, "topology.failures during the run")
 	}
 	if len(spec.Topology.PFCStorms) > 0 {
 		sim = append(sim, "topology.pfc_storms")
@@ -30,7 +34,7 @@ func Notes(spec *scenario.Scenario, cc string) []string {
 		sim = append(sim, "sim.explain")
 	}
 	if len(sim) > 0 {
-		notes = append(notes, fmt.Sprintf("%s: the simulator's only; real hosts fail no link, storm no port, and record no telemetry over time or explanation (each row has the hosts' counters before and after)", strings.Join(sim, ", ")))
+		notes = append(notes, fmt.Sprintf("%s: the simulator's only; real hosts fail no link, storm no port, and record no telemetry over time or explanation (each row has the hosts' counters over the run)", strings.Join(sim, ", ")))
 	}
 	return notes
 }

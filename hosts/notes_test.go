@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"fabriclab/scenario"
+	"fabriclab/units"
 )
 
 func TestNotes(t *testing.T) {
@@ -29,18 +30,23 @@ func TestNotes(t *testing.T) {
 	}
 }
 
-// What only the simulator does is named in one note, in the scenario's
-// key order; a plain scenario has none.
+// What only the simulator does is named in one note; a plain scenario,
+// and links down from the start, have none.
 func TestNotesSimulatorOnly(t *testing.T) {
 	s := scenario.Defaults()
 	s.Transport.Kind = "tcp"
 	if got := Notes(s, ""); got != nil {
 		t.Errorf("plain tcp: %q", got)
 	}
-	s.Topology.Failures = []scenario.Failure{{}}
+	s.Topology.Failures = []scenario.Failure{{}} // down from the start: the fabric as built
+	if got := Notes(s, ""); got != nil {
+		t.Errorf("a link down from the start: %q", got)
+	}
+	s.Topology.Failures = append(s.Topology.Failures, scenario.Failure{At: units.Millisecond})
+	s.Topology.PFCStorms = []scenario.PFCStorm{{}}
 	s.Sim.Explain = true
 	s.Sim.Telemetry.Ports = scenario.Pick{Top: 4}
-	want := []string{"topology.failures, sim.telemetry, sim.explain: the simulator's only; real hosts fail no link, storm no port, and record no telemetry over time or explanation (each row has the hosts' counters before and after)"}
+	want := []string{"topology.failures during the run, topology.pfc_storms, sim.telemetry, sim.explain: the simulator's only; real hosts fail no link, storm no port, and record no telemetry over time or explanation (each row has the hosts' counters over the run)"}
 	if got := Notes(s, ""); !reflect.DeepEqual(got, want) {
 		t.Errorf("Notes = %q\nwant %q", got, want)
 	}

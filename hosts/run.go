@@ -670,7 +670,7 @@ func (r *run) stopAll() {
 		return nil
 	})
 	if err != nil {
-		r.e.logf("stop: %v", err)
+		r.e.warnf("stop: %v", err)
 	}
 	sort.Slice(r.counters, func(a, b int) bool { return r.counters[a].Agent < r.counters[b].Agent })
 }

@@ -125,7 +125,8 @@ type NCCLOptions struct {
 // collective once, so the in-place columns repeat the out-of-place ones;
 // #wrong is 0 (the collective's data movement is checked by construction,
 // workload.Verify), N/A with NoCheck. A size that did not complete or failed becomes a
-// comment line (# …), outside the average. Every block is introduced by a
+// comment line (# …), outside the average ("n/a" when none is left, not
+// 0). A variant without results gets one "…: no results" line. Every block is introduced by a
 // "# fabriclab …" comment line naming the variant; a variant whose kind is
 // not an NCCL collective (incast, flows, …) gets that comment line only.
 func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
@@ -226,7 +227,11 @@ func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 			avg = sum / float64(n)
 		}
 		b.WriteString("# Out of bounds values : 0 OK\n")
-		fmt.Fprintf(&b, "# Avg bus bandwidth    : %s \n", strconv.FormatFloat(avg, 'g', 6, 64))
+		avgText := strconv.FormatFloat(avg, 'g', 6, 64)
+		if n == 0 {
+			avgText = "n/a (no complete size)" // not a measured 0
+		}
+		fmt.Fprintf(&b, "# Avg bus bandwidth    : %s \n", avgText)
 		b.WriteString("#\n")
 	}
 	_, err = io.WriteString(w, b.String())

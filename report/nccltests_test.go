@@ -178,6 +178,7 @@ func TestNCCLTestsFormatEdges(t *testing.T) {
 		{Name: "bc", Collective: "broadcast", Results: []metrics.SizeResult{mk(1<<20, true, ""), mk(2<<20, false, ""), mk(4<<20, false, "boom")}},
 		{Name: "in", Collective: "incast", Results: []metrics.SizeResult{mk(1<<20, true, "")}},
 		{Name: "never", Collective: "alltoall", Results: []metrics.SizeResult{}},
+		{Name: "failed", Collective: "alltoall", Results: []metrics.SizeResult{mk(1<<20, false, "wrong token")}},
 		{Name: "real", Collective: "alltoall", Results: []metrics.SizeResult{onHosts}},
 	}}
 	var b bytes.Buffer
@@ -193,15 +194,17 @@ func TestNCCLTestsFormatEdges(t *testing.T) {
 		"# fabriclab: variant in runs incast, a traffic pattern and not an NCCL collective",
 		"step: 2(factor)",
 		"(broadcast, 8 ranks, simulated)\n",
-		"# fabriclab alltoall_perf: variant never (alltoall): no results\n\n# fabriclab alltoall_perf: variant real (alltoall, 8 ranks, on real hosts)\n",
+		"# fabriclab alltoall_perf: variant never (alltoall): no results\n\n# fabriclab alltoall_perf: variant failed (alltoall, 8 ranks, simulated)\n",
+		"#    1048576  failed: wrong token\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : n/a (no complete size) \n",
+		"# fabriclab alltoall_perf: variant real (alltoall, 8 ranks, on real hosts)\n",
 		"#  Rank  7 Group  0 Pid      0 on  fabriclab device  7 [host] fabriclab rank\n",
 	} {
 		if !strings.Contains(got, s) {
 			t.Errorf("output lacks %q:\n%s", s, got)
 		}
 	}
-	if n := strings.Count(got, "# Avg bus bandwidth"); n != 2 {
-		t.Errorf("%d averages, want 2 (none for a variant without results):\n%s", n, got)
+	if n := strings.Count(got, "# Avg bus bandwidth"); n != 3 {
+		t.Errorf("%d averages, want 3 (none for a variant without results):\n%s", n, got)
 	}
 	if err := WriteNCCLTests(&b, o, NCCLOptions{DataType: "float128"}); err == nil || !strings.Contains(err.Error(), "bfloat16") {
 		t.Errorf("unknown type: %v", err)

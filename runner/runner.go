@@ -355,7 +355,7 @@ func (l *LineReporter) Start(total, workers int) {
 	l.start = l.now()
 	l.last = l.start
 	l.running = map[int]runningJob{}
-	fmt.Fprintf(l.w, "running %s on %s\n", count(total, "job"), count(workers, "worker"))
+	fmt.Fprintf(l.w, "running %s on %s\n", plural(total, "job"), plural(workers, "worker"))
 	if l.heartbeat > 0 {
 		l.stop, l.stopped = make(chan struct{}), make(chan struct{})
 		go l.beat()
@@ -450,12 +450,4 @@ func plural(n int, s string) string {
 		return "1 " + s
 	}
 	return fmt.Sprintf("%d %ss", n, s)
-}
-
-// count is "1 job", "3 jobs".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

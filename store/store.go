@@ -297,20 +297,19 @@ func (m Meta) ScenarioPaths() []string {
 }
 
 // Missing is how many of the Expected result rows were not saved, for a
-// run that ended (done, incomplete) or whose process is gone (a Stale
-// "running" run: killed, or its final status could not be saved, e.g. on
-// a full disk). It is 0 for a run still running or interrupted (Ctrl-C
-// stops it short by design), for a failed one (a run whose rows could not
-// all be saved is incomplete, so a failed run short of rows stopped at a
-// job every later one would fail alike, such as a wrong agent token: its
-// jobs never ran, as an interrupted run's), and when Expected is 0
-// (unknown).
+// run that ended (done, failed, incomplete) or whose process is gone (a
+// Stale "running" run: killed, or its final status could not be saved,
+// e.g. on a full disk). A failed run short of rows may have stopped at a
+// job every later one would fail alike (a wrong agent token), or its
+// queue may have given up on jobs: either way the rows are not there. It
+// is 0 for a run still running or interrupted (Ctrl-C stops it short by
+// design), and when Expected is 0 (unknown).
 func (m Meta) Missing() int {
 	if m.Expected <= 0 || m.Rows >= m.Expected {
 		return 0
 	}
 	switch m.Status {
-	case StatusInterrupted, StatusQueued, StatusFailed:
+	case StatusInterrupted, StatusQueued:
 		return 0
 	case StatusRunning:
 		if !m.Stale() {

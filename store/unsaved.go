@@ -99,7 +99,7 @@ func unsavedWhy(m Meta) string {
 		}
 		return "the run is still marked running: not done yet"
 	case StatusFailed:
-		return "the run stopped at a failed job before they started"
+		return "the run failed before they saved a row: it stopped at a job that every later one would fail alike, or its job queue gave up on them"
 	}
 	return "their results were never saved"
 }

@@ -92,7 +92,7 @@ func TestUnsaved(t *testing.T) {
 		t.Errorf("Unsaved of a complete run = %+v", u)
 	}
 	for status, why := range map[string]string{StatusIncomplete: "could not be saved", StatusQueued: "not done yet",
-		StatusFailed: "stopped at a failed job", StatusDone: "never saved"} {
+		StatusFailed: "failed before they saved a row", StatusDone: "never saved"} {
 		if got := unsavedWhy(Meta{Status: status}); !strings.Contains(got, why) {
 			t.Errorf("%s: why %q, want it to say %q", status, got, why)
 		}

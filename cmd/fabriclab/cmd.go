@@ -775,10 +775,14 @@ func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobR
 			// Jobs not done when --wait stopped waiting go on on the
 			// workers: the queue's own lines say which.
 		} else if u := notRunJobs(p, results, interrupted); !u.None() {
-			// After a blank line, as show prints it.
-			if _, err := io.WriteString(a.stdout, "\n"); err != nil {
-				errs = append(errs, err)
-			} else if err := report.WriteUnsaved(a.stdout, u); err != nil {
+			// As show prints it: after a blank line, but under nccl-tests'
+			// footer (which ends in "#").
+			if f.format != formatNCCL {
+				if _, err := io.WriteString(a.stdout, "\n"); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			if err := report.WriteUnsaved(a.stdout, u); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -62,7 +62,7 @@ func (a *app) engineFor(cmd *cobra.Command, f *runFlags) (JobFunc, error) {
 	if f.quiet {
 		stages = nil
 	}
-	e := &hosts.Engine{Inventory: inv, CC: f.cc, Log: stages, Heartbeat: units.Duration(f.heartbeat.Nanoseconds()) * units.Nanosecond,
+	e := &hosts.Engine{Inventory: inv, CC: f.cc, Log: stages, Warn: a.stderr, Heartbeat: units.Duration(f.heartbeat.Nanoseconds()) * units.Nanosecond,
 		Dial: func(ctx context.Context, ag inventory.Agent) (hosts.Agent, error) {
 			c, err := agent.Dial(ctx, agent.ClientConfig{Address: ag.Address, Token: token,
 				CAFile: inv.CAFile, CertFile: inv.CertFile, KeyFile: inv.KeyFile, Timeout: 5 * time.Second})

@@ -470,8 +470,12 @@ each row's series as run --json has them.`,
 				}
 				if out.MissingRows > 0 {
 					// Written all the same: what was saved is worth having.
-					return fmt.Errorf("run %d is incomplete: %d of its %d result rows were never saved; the export holds the %d that were (JSON: \"missing_rows\": %d)",
-						id, out.MissingRows, m.Expected, m.Expected-out.MissingRows, out.MissingRows)
+					what := "is incomplete"
+					if m.Status == store.StatusFailed {
+						what = "failed" // stopped at a job, or its queue gave up on some ('show' says which)
+					}
+					return fmt.Errorf("run %d %s: %d of its %d result rows were never saved; the export holds the %d that were (JSON: \"missing_rows\": %d)",
+						id, what, out.MissingRows, m.Expected, m.Expected-out.MissingRows, out.MissingRows)
 				}
 				return nil
 			})
