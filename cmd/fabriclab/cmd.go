@@ -809,8 +809,12 @@ func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobR
 	for _, jr := range results {
 		if hitTimeLimit(jr) {
 			timedOut++
-			fmt.Fprintf(a.stderr, "fabriclab: %s: stopped at the simulated time limit (%s); its row is incomplete (*)\n",
-				JobLabel(jr.Job), timeLimitSetting(jr.Job))
+			limit := "the simulated time limit (" + timeLimitSetting(jr.Job) + ")"
+			if h := jr.Result.Hosts; h != nil {
+				// Real hosts run the limit at the agents file's scale.
+				limit = fmt.Sprintf("its time limit on real hosts (%s at scale %g)", timeLimitSetting(jr.Job), h.Scale)
+			}
+			fmt.Fprintf(a.stderr, "fabriclab: %s: stopped at %s; its row is incomplete (*)\n", JobLabel(jr.Job), limit)
 		}
 	}
 	if err := sr.finish(interrupted, len(failures) > 0, finished, f.quiet); err != nil {

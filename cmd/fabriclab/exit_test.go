@@ -102,6 +102,20 @@ func TestRunTimeLimitExit3(t *testing.T) {
 	if want := "fabriclab: v0 8MiB: stopped at the simulated time limit (sim.time_limit=1s); its row is incomplete (*)\n"; stderr.String() != want {
 		t.Errorf("quiet: stderr %q, want %q", stderr, want)
 	}
+
+	// A row from real hosts ran its limit at the agents file's scale.
+	onHosts := func(ctx context.Context, j scenario.Job, progress lab.Progress) (metrics.SizeResult, error) {
+		r, err := timeLimitedRun("v0/0")(ctx, j, progress)
+		r.Hosts = &metrics.HostsRun{Engine: "hosts", Scale: 0.001}
+		return r, err
+	}
+	a, _, stderr = newTestApp(withTimeLimit(testPlan(1, 2), units.Second), onHosts)
+	if code := a.execute(context.Background(), []string{"run", "-q", "x.yaml"}); code != 3 {
+		t.Errorf("on hosts: exit %d", code)
+	}
+	if want := "fabriclab: v0 8MiB: stopped at its time limit on real hosts (sim.time_limit=1s at scale 0.001); its row is incomplete (*)\n"; stderr.String() != want {
+		t.Errorf("on hosts: stderr %q, want %q", stderr, want)
+	}
 }
 
 func TestRunTimeLimitAndFailureExit1(t *testing.T) {
