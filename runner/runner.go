@@ -152,29 +152,20 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 		defer stopWatch()
 	}
 
-	// halt closes when a job fails fatally (Fatal): no job starts after.
-	halt := make(chan struct{})
-	var haltOnce sync.Once
-	halted := func() bool {
-		select {
-		case <-halt:
-			return true
-		default:
-			return false
-		}
-	}
+	// starting ends with ctx or at a fatal error (Fatal): no job starts
+	// after; the jobs that run keep ctx, so a fatal error stops none.
+	starting, halt := context.WithCancel(ctx)
+	defer halt()
 	next := make(chan int)
 	go func() {
 		defer close(next)
 		for _, i := range StartOrder(jobs, workers) {
-			if ctx.Err() != nil || halted() {
+			if starting.Err() != nil {
 				return
 			}
 			select {
 			case next <- i:
-			case <-ctx.Done():
-				return
-			case <-halt:
+			case <-starting.Done():
 				return
 			}
 		}
@@ -186,16 +177,16 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				if ctx.Err() != nil || halted() {
+				if starting.Err() != nil {
 					continue // drain; the feeder stops soon
 				}
 				release := func() {}
 				if r.Cores != nil {
 					var err error
-					if release, err = r.Cores.Take(ctx, jobs[i]); err != nil {
+					if release, err = r.Cores.Take(starting, jobs[i]); err != nil {
 						continue // cancelled while it waited: never started
 					}
-					if halted() { // while it waited
+					if starting.Err() != nil { // it ended as the cores came
 						release()
 						continue
 					}
@@ -217,7 +208,7 @@ func (r *Runner) RunAll(ctx context.Context, jobs []scenario.Job) []JobResult {
 				release()
 				results[i] = res
 				if res.Err != nil && r.Fatal != nil && r.Fatal(res.Err) {
-					haltOnce.Do(func() { close(halt) })
+					halt()
 				}
 				mu.Lock()
 				notify()

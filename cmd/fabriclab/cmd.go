@@ -58,8 +58,8 @@ func usageErr(cmd *cobra.Command, format string, a ...any) error {
 type app struct {
 	stdout, stderr io.Writer
 	// load reads a scenario file for jobs run on engine: "" for the
-	// simulator its sim.engine picks, "hosts" for real hosts
-	// (scenario.Options.Engine).
+	// simulator its sim.engine picks, "hosts" for real hosts, "none" for
+	// no engine (analyze) (scenario.Options.Engine).
 	load        func(path string, sets, sweeps []string, engine string) (*plan, error)
 	maxScenario scenarioSize // --max-scenario-size (0: scenario.DefaultMaxBytes)
 	runJob      JobFunc
@@ -292,9 +292,12 @@ func checkHostsJobs(p *plan) error {
 // checkCovered refuses a run on real hosts with a scenario host that no
 // agent of inv runs (every job would fail alike).
 func checkCovered(p *plan, inv *inventory.Inventory) error {
+	if inv == nil {
+		return nil
+	}
 	checked := map[int]bool{}
 	for _, j := range p.Jobs {
-		if j.Spec == nil || inv == nil || checked[j.VariantIndex] {
+		if j.Spec == nil || checked[j.VariantIndex] {
 			continue
 		}
 		checked[j.VariantIndex] = true
@@ -774,17 +777,8 @@ func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobR
 		} else if f.queue {
 			// Jobs not done when --wait stopped waiting go on on the
 			// workers: the queue's own lines say which.
-		} else if u := notRunJobs(p, results, interrupted); !u.None() {
-			// As show prints it: after a blank line, but under nccl-tests'
-			// footer (which ends in "#").
-			if f.format != formatNCCL {
-				if _, err := io.WriteString(a.stdout, "\n"); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			if err := report.WriteUnsaved(a.stdout, u); err != nil {
-				errs = append(errs, err)
-			}
+		} else if err := writeMissing(a.stdout, f.format, notRunJobs(p, results, interrupted)); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := writeTo(a.stdout, f.jsonPath, func(w io.Writer) error { return report.WriteJSON(w, out) }); err != nil {

@@ -122,8 +122,17 @@ func (a *app) writeSavedTables(w io.Writer, out report.Output, m store.Meta, for
 	if err := writeFormatted(w, format, fabrics, err, opt, out); err != nil {
 		return err
 	}
-	u := store.Unsaved(m, out, f, err)
-	if format != formatNCCL && !u.None() {
+	return writeMissing(w, format, store.Unsaved(m, out, f, err))
+}
+
+// writeMissing writes, after a run's tables, the jobs it planned that have
+// no result (report.WriteUnsaved; nothing when none): after a blank line,
+// or right under nccl-tests' footer, which ends in "#". run and show.
+func writeMissing(w io.Writer, format string, u report.Unsaved) error {
+	if u.None() {
+		return nil
+	}
+	if format != formatNCCL {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}
