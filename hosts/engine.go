@@ -96,7 +96,10 @@ type Engine struct {
 type AuthError struct {
 	Agent     string // the agent's control address
 	AgentFile string // the inventory's path ("" if unknown)
-	Err       error  // the agent client's error
+	// TokenAt is where the inventory names its token_file,
+	// "file:line:column" ("" if unknown: the message names AgentFile).
+	TokenAt string
+	Err     error // the agent client's error
 }
 
 func (e *AuthError) Error() string {
@@ -108,6 +111,9 @@ func (e *AuthError) Error() string {
 		// Its text says what it may be (not the agent, or one with
 		// another token); not a mismatch of the agents file for sure.
 		return msg + " (not retried)"
+	}
+	if e.TokenAt != "" {
+		return fmt.Sprintf("%s (the token of token_file at %s does not match the agent's --token-file; not retried)", msg, e.TokenAt)
 	}
 	file := "the agents file"
 	if e.AgentFile != "" {
@@ -286,14 +292,13 @@ func (e *Engine) endpoints(hosts int) ([]wire.Endpoint, error) {
 	if port == 0 {
 		port = DefaultDataPort
 	}
+	if err := e.Inventory.Cover(hosts); err != nil {
+		return nil, err
+	}
 	at := e.Inventory.HostAgent()
 	eps := make([]wire.Endpoint, hosts)
 	for h := range eps {
-		pl, ok := at[h]
-		if !ok {
-			return nil, fmt.Errorf("no agent runs host %d", h)
-		}
-		eps[h] = wire.Endpoint{ID: h, Addr: netip.AddrPortFrom(pl.Host.DataIP, uint16(port))}
+		eps[h] = wire.Endpoint{ID: h, Addr: netip.AddrPortFrom(at[h].Host.DataIP, uint16(port))}
 	}
 	return eps, nil
 }

@@ -146,7 +146,11 @@ func (r *run) dialAll(ctx context.Context, used map[int]bool) error {
 	// later one of the engine (Engine.Run), before any other error.
 	for i, err := range errs {
 		if wire.IsAuthFailure(err) {
-			ae := &AuthError{Agent: r.e.Inventory.Agents[i].Address, AgentFile: r.e.Inventory.Path, Err: err}
+			inv := r.e.Inventory
+			ae := &AuthError{Agent: inv.Agents[i].Address, AgentFile: inv.Path, Err: err}
+			if line, _ := inv.Position("token_file"); line > 0 {
+				ae.TokenAt = inv.Where("token_file")
+			}
 			r.e.setAuthFailed(ae)
 			return ae
 		}
@@ -257,8 +261,12 @@ func (r *run) prepareAll(ctx context.Context, id string, eps []wire.Endpoint) er
 	r.relay = relay
 	until := int64(r.p.DAG.Until / units.Nanosecond)
 	if until > dur {
-		return fmt.Errorf("the workload runs %v of wall time at this fabric's scale %g, longer than the run's limit of %v (sim.time_limit at that scale, at most %v): shorten workload.duration or raise the scale",
-			time.Duration(until), r.e.Inventory.Scale, r.wallLimit(), maxWall)
+		raise := "raise the scale"
+		if line, _ := r.e.Inventory.Position("scale"); line > 0 {
+			raise += " (" + r.e.Inventory.Where("scale") + ")"
+		}
+		return fmt.Errorf("the workload runs %v of wall time at this fabric's scale %g, longer than the run's limit of %v (sim.time_limit at that scale, at most %v): shorten workload.duration or %s",
+			time.Duration(until), r.e.Inventory.Scale, r.wallLimit(), maxWall, raise)
 	}
 	r.own, r.doneBy = make([]int, len(r.agents)), make([]bool, len(r.agents))
 	for i, sh := range dag {

@@ -110,6 +110,11 @@ type NCCLOptions struct {
 	Variants map[string]NCCLVariant
 	// NoCheck is nccl-tests' -c 0: "validation: 0" and #wrong N/A.
 	NoCheck bool
+	// OnHosts is a run on real hosts (run --engine hosts; a saved run's
+	// engine): its blocks say "on real hosts" and [host] even when no row
+	// does (every row failed before an agent measured it, as when an
+	// agent refused the token). Without it a row's hosts object decides.
+	OnHosts bool
 }
 
 // WriteNCCLTests writes each collective variant as nccl-tests prints a test
@@ -127,8 +132,10 @@ type NCCLOptions struct {
 // workload.Verify), N/A with NoCheck. A size that did not complete or failed becomes a
 // comment line (# …), outside the average ("n/a" when none is left, not
 // 0). A variant without results gets one "…: no results" line. Every block is introduced by a
-// "# fabriclab …" comment line naming the variant; a variant whose kind is
-// not an NCCL collective (incast, flows, …) gets that comment line only.
+// "# fabriclab …" comment line naming the variant and where it ran
+// ("simulated", or "on real hosts" with opt.OnHosts or a row measured
+// there); a variant whose kind is not an NCCL collective (incast, flows,
+// …) gets that comment line only.
 func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 	typeName := opt.DataType
 	if typeName == "" {
@@ -172,7 +179,7 @@ func WriteNCCLTests(w io.Writer, o Output, opt NCCLOptions) error {
 			continue
 		}
 		where, device := "simulated", "sim"
-		if HostsOf(rs) != nil {
+		if opt.OnHosts || HostsOf(rs) != nil {
 			where, device = "on real hosts", "host"
 		}
 		rankCount := ""

@@ -151,11 +151,18 @@ func sortedResults(rs []metrics.SizeResult) []metrics.SizeResult {
 
 // WriteJSON writes o as indented JSON followed by a newline.
 func WriteJSON(w io.Writer, o Output) error {
+	return WriteJSONOf(w, o, func(o Output) any { return o })
+}
+
+// WriteJSONOf writes what wrap makes of o, o made ready as WriteJSON
+// writes it (sorted, "variants": [] rather than null): a caller that adds
+// keys after o's (run --json's "missing") wraps o in a struct of its own.
+func WriteJSONOf(w io.Writer, o Output, wrap func(Output) any) error {
 	o = Sorted(o)
 	if o.Variants == nil {
 		o.Variants = []VariantResult{}
 	}
-	b, err := json.MarshalIndent(o, "", "  ")
+	b, err := json.MarshalIndent(wrap(o), "", "  ")
 	if err != nil {
 		return fmt.Errorf("report: encoding JSON: %w", err)
 	}

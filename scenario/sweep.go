@@ -189,13 +189,9 @@ func checkOverlap(dims []sweepDim, w *walker) error {
 // seed=2 both run with --seed 5).
 func (f *File) setsOffSweep(sets []string) error {
 	for _, s := range sets {
-		key, value, _ := SplitOption(s)
+		key, _, _ := SplitOption(s)
 		for _, d := range f.sweep {
-			touches := key == d.key || strings.HasPrefix(key, d.key+".")
-			if rest, ok := strings.CutPrefix(d.key, key+"."); ok {
-				touches = valueSets(value, strings.Split(rest, "."))
-			}
-			if touches {
+			if OptionSets(s, d.key) {
 				values := make([]string, len(d.values))
 				for i, v := range d.values {
 					values[i] = v.text
@@ -205,6 +201,20 @@ func (f *File) setsOffSweep(sets []string) error {
 		}
 	}
 	return nil
+}
+
+// OptionSets reports whether the --set option (KEY=VALUE) sets the dotted
+// key: the key itself, a key inside it, or a mapping above it that gives
+// it a value (a mapping merges, so one without it leaves it alone).
+func OptionSets(option, key string) bool {
+	k, value, _ := SplitOption(option)
+	if k == key || strings.HasPrefix(k, key+".") {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(key, k+"."); ok {
+		return valueSets(value, strings.Split(rest, "."))
+	}
+	return false
 }
 
 // valueSets reports whether a --set value (a mapping) gives the key at

@@ -140,6 +140,7 @@ func TestDamagedRows(t *testing.T) {
 		}{
 			{name: "unknown status", stmt: `UPDATE runs SET status = '` + marker + `'`},
 			{name: "empty status", stmt: `UPDATE runs SET status = ''`},
+			{name: "unknown engine", stmt: `UPDATE runs SET engine = '` + marker + `'`},
 			{name: "negative pid", stmt: `UPDATE runs SET pid = -5`},
 			{name: "huge pid", stmt: `UPDATE runs SET pid = 4294967297`},
 			{name: "text seed", stmt: `UPDATE runs SET seed = '` + marker + `'`, sqlite: true},

@@ -215,7 +215,7 @@ func TestOpenReadOnly(t *testing.T) {
 }
 
 // downgrade makes dsn a database of schema 2 (before expected_rows,
-// queue and work_dir) with a run in it, and returns the run's id.
+// queue, work_dir and engine) with a run in it, and returns the run's id.
 func downgrade(t *testing.T, dsn string) int64 {
 	t.Helper()
 	s, err := Open(dsn)
@@ -224,7 +224,7 @@ func downgrade(t *testing.T, dsn string) int64 {
 	}
 	defer s.Close()
 	id := save(t, s, testOutput(), StatusDone)
-	for _, q := range []string{`ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`, `ALTER TABLE runs DROP COLUMN work_dir`, `UPDATE schema_version SET version = 2`} {
+	for _, q := range []string{`ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`, `ALTER TABLE runs DROP COLUMN work_dir`, `ALTER TABLE runs DROP COLUMN engine`, `UPDATE schema_version SET version = 2`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -349,6 +349,39 @@ func TestReadOnlyOlderSchema(t *testing.T) {
 		m, err := ro.Meta(id)
 		if err != nil || m.Expected != 0 || m.Missing() != 0 || m.Rows != 4 {
 			t.Errorf("migrated run: %+v %v", m, err)
+		}
+	})
+}
+
+// TestReadOnlySchema5: a database of schema 5 (before runs.engine) is read
+// as is by OpenReadOnly, its runs with no engine (as the migration would
+// give them), and not migrated: show, export and report of a database an
+// older fabriclab wrote need no writing command first.
+func TestReadOnlySchema5(t *testing.T) {
+	backends(t, func(t *testing.T, dsn string) {
+		s := openT(t, dsn)
+		want := testOutput()
+		id := save(t, s, want, StatusDone)
+		for _, q := range []string{`ALTER TABLE runs DROP COLUMN engine`, `UPDATE schema_version SET version = 5`} {
+			if _, err := s.db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		ro, err := OpenReadOnly(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		if got, m, err := ro.Run(id); err != nil || !reflect.DeepEqual(got, want) || m.Engine != "" || m.Status != StatusDone {
+			t.Errorf("Run of schema 5: %+v %v", m, err)
+		}
+		if ms, err := ro.Runs(Filter{}); err != nil || len(ms) != 1 || ms[0].ID != id {
+			t.Errorf("Runs of schema 5: %+v %v", ms, err)
+		}
+		writesRefused(t, ro, id)
+		if v := rawVersion(t, dsn); v != 5 {
+			t.Errorf("OpenReadOnly migrated to %d", v)
 		}
 	})
 }

@@ -47,6 +47,7 @@ import (
 	"fabriclab/internal/safetext"
 	"fabriclab/metrics"
 	"fabriclab/report"
+	"fabriclab/scenario"
 )
 
 // Run statuses.
@@ -63,6 +64,10 @@ const (
 	// done or failed (queued.go).
 	StatusQueued = "queued"
 )
+
+// EngineHosts is Meta.Engine for a run on real hosts (run --engine
+// hosts), as scenario.EngineHosts names it.
+const EngineHosts = scenario.EngineHosts
 
 func knownStatus(s string) bool {
 	switch s {
@@ -225,6 +230,10 @@ func migrationsFor(d *dialect) []string {
 		// scenario_file (as typed) and the files it names are found
 		// again ('' = unknown, older runs).
 		`ALTER TABLE runs ADD COLUMN work_dir TEXT NOT NULL DEFAULT ''`,
+		// 6: the engine that ran the run's jobs when it is not the
+		// simulator: 'hosts' for run --engine hosts ('' = the simulator
+		// the scenario's sim.engine picks, or unknown: older runs).
+		`ALTER TABLE runs ADD COLUMN engine TEXT NOT NULL DEFAULT ''`,
 	}
 }
 
@@ -237,7 +246,16 @@ type Store struct {
 	d        *dialect
 	name     string // for messages
 	readOnly bool   // OpenReadOnly: every write is refused
+	// schema is the schema read as is when it is older than
+	// SchemaVersion (OpenReadOnly of a schema from readableFrom on), else 0.
+	schema int64
 }
+
+// readableFrom is the oldest schema OpenReadOnly reads without a
+// migration: migration 6 only adds runs.engine, read as empty before it
+// (what the migration gives those runs), so a fabriclab that adds it
+// still shows, exports and reports a database an older one wrote.
+const readableFrom = 5
 
 // Meta describes a run (everything but its results).
 type Meta struct {
@@ -267,6 +285,13 @@ type Meta struct {
 	// a relative ScenarioFile was found; "" for runs saved before it was
 	// recorded. See ScenarioPath.
 	WorkDir string
+	// Engine is what ran the run's jobs when it was not the simulator:
+	// EngineHosts for real hosts (run --engine hosts), whose rows say so
+	// only when an agent measured them (a row that failed before does
+	// not); "" for the simulator the scenario's sim.engine picks (--engine
+	// packet|flow|auto is saved as --set sim.engine=…), and for runs saved
+	// before it was recorded.
+	Engine string
 	// Filled by Runs and Run:
 	Variants, Rows int
 	// Saved is filled by Run: the variant and size index of each result
@@ -654,6 +679,8 @@ func (s *Store) checkSchema() error {
 	case v == 0:
 		return &wrapped{fmt.Sprintf("store: database %s has no fabriclab tables yet (%s creates them)", s.name, "`fabriclab run`"),
 			ErrMigrationNeeded}
+	case v >= readableFrom && v < int64(SchemaVersion):
+		s.schema = v
 	case v < int64(SchemaVersion):
 		return &wrapped{fmt.Sprintf("store: database %s has schema %d, this fabriclab needs %d: a migration is needed, "+
 			"and this command only reads; migrate it by opening it once with a command that writes, "+
@@ -693,6 +720,9 @@ func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error)
 	if m.PID < 0 || m.PID > maxIndex {
 		return 0, s.errf("begin run: process id %d out of range", m.PID)
 	}
+	if m.Engine != "" && m.Engine != EngineHosts {
+		return 0, s.errf("begin run: unknown engine %q (%q or empty)", m.Engine, EngineHosts)
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return 0, s.errf("begin run: %v", err)
@@ -713,9 +743,9 @@ func (s *Store) BeginRun(m Meta, variants []report.VariantResult) (int64, error)
 	}
 	var id int64
 	err = tx.QueryRow(s.d.rebind(`INSERT INTO runs (name, scenario_file, scenario_text, seed, sets, sweeps, version,
-		started, finished, status, tags, note, host, pid, expected_rows, queue, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		started, finished, status, tags, note, host, pid, expected_rows, queue, work_dir, engine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		m.Name, m.ScenarioFile, m.ScenarioText, int64(m.Seed), jsonList(m.Sets), jsonList(m.Sweeps), m.Version,
-		m.Started, status, strings.Join(m.Tags, " "), m.Note, m.Host, m.PID, m.Expected, m.Queue, m.WorkDir).Scan(&id)
+		m.Started, status, strings.Join(m.Tags, " "), m.Note, m.Host, m.PID, m.Expected, m.Queue, m.WorkDir, m.Engine).Scan(&id)
 	if err != nil {
 		return 0, s.errf("begin run: %v", err)
 	}
@@ -876,15 +906,26 @@ func (s *Store) mustHit(res sql.Result, id int64) error {
 	return nil
 }
 
+// metaCols is the runs' columns scanMeta reads, from schema 6 (metaCols
+// of Store is the same of the schema it reads).
 const metaCols = `r.id, r.name, r.scenario_file, r.scenario_text, r.seed, r.sets, r.sweeps, r.version, r.started,
-	r.finished, r.status, r.tags, r.note, r.host, r.pid, r.expected_rows, r.queue, r.work_dir,
+	r.finished, r.status, r.tags, r.note, r.host, r.pid, r.expected_rows, r.queue, r.work_dir, r.engine,
 	(SELECT COUNT(*) FROM variants v WHERE v.run_id = r.id),
 	(SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)`
+
+// metaCols is the package's metaCols, with the engine as ” on a schema
+// before 6 (read as is by OpenReadOnly).
+func (s *Store) metaCols() string {
+	if s.schema != 0 && s.schema < 6 {
+		return strings.Replace(metaCols, "r.engine,", "'' AS engine,", 1)
+	}
+	return metaCols
+}
 
 // scanMeta reads a row of metaCols. A driver error is returned as is; a
 // value this build could not have written is a damaged error.
 func (s *Store) scanMeta(sc scanner) (Meta, error) {
-	vals, err := scanRaw(sc, 20)
+	vals, err := scanRaw(sc, 21)
 	if err != nil {
 		return Meta{}, err
 	}
@@ -907,10 +948,14 @@ func (s *Store) scanMeta(sc scanner) (Meta, error) {
 	m.Expected = int(c.int(15, "expected_rows", 0, maxIndex))
 	m.Queue = c.text(16, "queue")
 	m.WorkDir = c.text(17, "work_dir")
-	m.Variants = int(c.int(18, "the variant count", 0, math.MaxInt64))
-	m.Rows = int(c.int(19, "the result count", 0, math.MaxInt64))
+	m.Engine = c.text(18, "engine")
+	m.Variants = int(c.int(19, "the variant count", 0, math.MaxInt64))
+	m.Rows = int(c.int(20, "the result count", 0, math.MaxInt64))
 	if c.bad == "" && !knownStatus(m.Status) {
 		c.fail("status is not one of %s, %s, %s, %s, %s, %s", StatusRunning, StatusDone, StatusIncomplete, StatusFailed, StatusInterrupted, StatusQueued)
+	}
+	if c.bad == "" && m.Engine != "" && m.Engine != EngineHosts {
+		c.fail("engine is neither %s nor empty", EngineHosts)
 	}
 	if c.bad == "" && json.Unmarshal([]byte(sets), &m.Sets) != nil {
 		c.fail("sets is not a JSON list of strings")
@@ -931,7 +976,7 @@ func (s *Store) scanMeta(sc scanner) (Meta, error) {
 
 // Runs lists the runs matching f, oldest first.
 func (s *Store) Runs(f Filter) ([]Meta, error) {
-	rows, err := s.db.Query(`SELECT ` + metaCols + ` FROM runs r ORDER BY r.id`)
+	rows, err := s.db.Query(`SELECT ` + s.metaCols() + ` FROM runs r ORDER BY r.id`)
 	if err != nil {
 		return nil, s.errf("listing runs: %v", err)
 	}
@@ -966,7 +1011,7 @@ func hasTag(tags []string, t string) bool {
 
 // Meta returns one run's description.
 func (s *Store) Meta(id int64) (Meta, error) {
-	m, err := s.scanMeta(s.db.QueryRow(s.d.rebind(`SELECT `+metaCols+` FROM runs r WHERE r.id = ?`), id))
+	m, err := s.scanMeta(s.db.QueryRow(s.d.rebind(`SELECT `+s.metaCols()+` FROM runs r WHERE r.id = ?`), id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return m, fmt.Errorf("store: run %d: %w in %s", id, ErrNotFound, s.name)

@@ -236,7 +236,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	backends(t, func(t *testing.T, dsn string) {
 		s := openT(t, dsn)
 		// Everything later migrations added goes.
-		for _, q := range []string{`DROP TABLE flow_records`, `ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`, `ALTER TABLE runs DROP COLUMN work_dir`} {
+		for _, q := range []string{`DROP TABLE flow_records`, `ALTER TABLE runs DROP COLUMN expected_rows`, `ALTER TABLE runs DROP COLUMN queue`, `ALTER TABLE runs DROP COLUMN work_dir`, `ALTER TABLE runs DROP COLUMN engine`} {
 			if _, err := s.db.Exec(q); err != nil {
 				t.Fatal(err)
 			}

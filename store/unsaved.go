@@ -103,3 +103,14 @@ func unsavedWhy(m Meta) string {
 	}
 	return "their results were never saved"
 }
+
+// UnsavedOf is Unsaved with the run's saved scenario (and the files it
+// names) read again, as show, export and the reports list the jobs; not
+// read when the run has every row it planned.
+func UnsavedOf(m Meta, out report.Output) report.Unsaved {
+	if m.Expected > 0 && len(m.Saved) >= m.Expected {
+		return report.Unsaved{Planned: m.Expected}
+	}
+	f, err := report.SavedScenarioIn(m.ScenarioPaths(), m.ScenarioText, m.Sets, m.Sweeps)
+	return Unsaved(m, out, f, err)
+}

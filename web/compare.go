@@ -77,7 +77,10 @@ func (s *Server) columns(sel []compareSel) ([]report.Column, []charts.Source, er
 		if len(src.Variants) == 0 {
 			return nil, nil, fmt.Errorf("run %d has no variant %q (variants: %s)", a.id, a.variant, strings.Join(names, ", "))
 		}
-		srcs = append(srcs, charts.Source{Label: fmt.Sprintf("run %d", a.id), Output: src, ScenarioText: l.m.ScenarioText, ScenarioPaths: l.m.ScenarioPaths()})
+		// One variant of the run, perhaps: its status, without the
+		// run's list of missing jobs (other variants' too).
+		srcs = append(srcs, charts.Source{Label: fmt.Sprintf("run %d", a.id), Output: src, ScenarioText: l.m.ScenarioText,
+			ScenarioPaths: l.m.ScenarioPaths(), Status: l.m.Status})
 	}
 	return cols, srcs, nil
 }

@@ -204,12 +204,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	// After the rows, the jobs it planned that have none, as show lists
 	// them; the scenario (and the files it names) is read again only when
 	// some may be missing.
-	if m.Expected == 0 || len(m.Saved) < m.Expected {
-		f, ferr := report.SavedScenarioIn(m.ScenarioPaths(), m.ScenarioText, m.Sets, m.Sweeps)
-		if u := store.Unsaved(m, out, f, ferr); !u.None() {
-			tables.WriteString("\n")
-			_ = report.WriteUnsaved(&tables, u) // a bytes.Buffer does not fail
-		}
+	if u := store.UnsavedOf(m, out); !u.None() {
+		tables.WriteString("\n")
+		_ = report.WriteUnsaved(&tables, u) // a bytes.Buffer does not fail
 	}
 	hostsRows := 0
 	for _, v := range out.Variants {
@@ -255,7 +252,7 @@ func (s *Server) runReport(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.writeReport(w, r, []charts.Source{{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText, ScenarioPaths: m.ScenarioPaths()}}, "")
+	s.writeReport(w, r, []charts.Source{charts.SavedRun(m, out)}, "")
 }
 
 // writeReport writes the report of srcs; attachment names a download.
@@ -291,7 +288,7 @@ func (s *Server) runDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	name := fmt.Sprintf("run-%d.%s", m.ID, format)
 	if format == "html" {
-		s.writeReport(w, r, []charts.Source{{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText, ScenarioPaths: m.ScenarioPaths()}}, name)
+		s.writeReport(w, r, []charts.Source{charts.SavedRun(m, out)}, name)
 		return
 	}
 	var b bytes.Buffer

@@ -202,7 +202,8 @@ checks it and expands it into jobs. It prints "FILE: ok (N variants, M jobs)"
 on stdout (every sweep point counts as a variant) or the error on stderr, one
 line per file, and exits 1 if any file is invalid. Advice about valid but
 probably unintended settings (a time limit below the ideal time, reordering
-with a go-back-N NIC) follows as "fabriclab: note: …" lines on stderr.
+with a go-back-N NIC) follows as "fabriclab: note: …" lines on stderr
+("fabriclab: note: FILE: …" when more than one file is checked).
 
 With PFC on, the routes are checked for cyclic buffer dependencies where
 they could have any (pinned paths, a routes file, failures, a topology
@@ -219,10 +220,11 @@ would build them (traffic engineering's paths, the flows' ids) and
 discarded.
 
 --engine checks the files as run --engine would run them: packet, flow or
-auto set sim.engine; hosts checks them for real hosts, where neither the
-engine sim.engine picks nor sim.partitions applies (what only the flow
-engine or a partitioned run refuses is not refused) and what real hosts
-cannot run (a scale-up domain, Homa) is, without contacting any agent.`,
+auto set sim.engine (not beside a --set sim.engine); hosts checks them for
+real hosts, where neither the engine sim.engine picks nor sim.partitions
+applies (what only the flow engine or a partitioned run refuses is not
+refused) and what real hosts cannot run (a scale-up domain, Homa) is,
+without contacting any agent.`,
 		Example: `  fabriclab validate examples/*.yaml
   fabriclab validate --set workload.ranks=64 my-fabric.yaml
   fabriclab validate --sweep workload.qps=1,2,4,8 my-fabric.yaml
@@ -237,19 +239,30 @@ cannot run (a scale-up domain, Homa) is, without contacting any agent.`,
 			// As run: --engine packet|flow|auto is sim.engine; hosts is
 			// no simulator at all.
 			check := checkJobs
+			simEngine := "" // --engine packet|flow|auto: the last --set (engineSet)
 			switch engine {
 			case "":
 			case engines.Packet, engines.Flow, engines.Auto:
-				sets = append(sets[:len(sets):len(sets)], "sim.engine="+engine)
-				engine = ""
+				s, err := engineSet(cmd, sets, engine)
+				if err != nil {
+					return err
+				}
+				sets, simEngine, engine = s, engine, ""
 			case "hosts":
 				check = checkHostsJobs
 			default:
 				return usageErr(cmd, "unknown --engine %q; use packet, flow, auto or hosts", engine)
 			}
 			bad := 0
+			// With several files each note names its file, as the errors
+			// and the warnings do; with one it is plain to which it belongs.
+			noteFile := func(string) string { return "" }
+			if len(args) > 1 {
+				noteFile = func(path string) string { return path }
+			}
 			for _, path := range args {
 				p, err := a.load(path, sets, sweeps, engine)
+				err = engineErr(err, simEngine)
 				if err == nil && len(p.Jobs) == 0 {
 					err = withPath(path, errors.New("no jobs (no variants or no data sizes)"))
 				}
@@ -262,9 +275,9 @@ cannot run (a scale-up domain, Homa) is, without contacting any agent.`,
 					continue
 				}
 				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", path, plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
-				a.printNotes(p, false)
+				a.printFileNotes(noteFile(path), p, false)
 				if engine == "hosts" {
-					a.printHostsNotes(p, runFlags{})
+					a.printHostsNotes(noteFile(path), p, runFlags{})
 				}
 				a.printDeadlockWarnings(path, p, engine == "hosts")
 			}
@@ -388,9 +401,27 @@ func seedSet(cmd *cobra.Command, sets []string, seed uint64) ([]string, error) {
 	return append(sets, "seed="+strconv.FormatUint(seed, 10)), nil
 }
 
+// engineSet adds run or validate --engine ENGINE (packet, flow or auto) to
+// the --set options as sim.engine=ENGINE (the last word); a --set
+// sim.engine= beside it is refused, as seedSet refuses a --set seed=: one
+// would silently lose. Errors the override causes name --engine
+// (engineErr).
+func engineSet(cmd *cobra.Command, sets []string, engine string) ([]string, error) {
+	for _, v := range sets {
+		if scenario.OptionSets(v, "sim.engine") { // sim.engine=, or sim={engine: …}
+			return nil, usageErr(cmd, "--engine %s and --set %s both set sim.engine; give one", engine, v)
+		}
+	}
+	return append(sets[:len(sets):len(sets)], "sim.engine="+engine), nil
+}
+
 // printNotes prints the advice about valid but probably unintended
 // settings (scenario.Notes) on stderr, once per note.
-func (a *app) printNotes(p *plan, quiet bool) {
+func (a *app) printNotes(p *plan, quiet bool) { a.printFileNotes("", p, quiet) }
+
+// printFileNotes is printNotes naming file in each note ("fabriclab:
+// note: FILE: …", as the routes' check words its notes), unless file is "".
+func (a *app) printFileNotes(file string, p *plan, quiet bool) {
 	if quiet {
 		return
 	}
@@ -399,16 +430,25 @@ func (a *app) printNotes(p *plan, quiet bool) {
 		for _, n := range v.Notes {
 			if !seen[n] {
 				seen[n] = true
-				fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", n)
+				fmt.Fprintf(a.stderr, "fabriclab: note: %s%s\n", notePlace(file), n)
 			}
 		}
 	}
 }
 
+// notePlace is how a note names file: "FILE: ", or "" for no file.
+func notePlace(file string) string {
+	if file == "" {
+		return ""
+	}
+	return safetext.Terminal(file) + ": "
+}
+
 // printHostsNotes prints, for run --engine hosts, what the variants run
 // otherwise on real hosts than on the simulator (hosts.Notes): each note
-// once, naming the variants it is about unless it is about all of them.
-func (a *app) printHostsNotes(p *plan, f runFlags) {
+// once, naming the variants it is about unless it is about all of them,
+// and naming file unless it is "" (as printFileNotes).
+func (a *app) printHostsNotes(file string, p *plan, f runFlags) {
 	if f.quiet {
 		return
 	}
@@ -435,7 +475,7 @@ func (a *app) printHostsNotes(p *plan, f runFlags) {
 			}
 			n = word + strings.Join(vs, ", ") + ": " + n
 		}
-		fmt.Fprintf(a.stderr, "fabriclab: note: %s\n", safetext.Terminal(n))
+		fmt.Fprintf(a.stderr, "fabriclab: note: %s%s\n", notePlace(file), safetext.Terminal(n))
 	}
 }
 
@@ -532,9 +572,12 @@ type runFlags struct {
 	pngDir   string // --report-png DIR
 	tags     []string
 	note     string
-	engine   string // --engine packet|hosts
-	agents   string // --agents FILE|lab (hosts engine)
-	cc       string // --cc: the kernels' congestion control (hosts engine)
+	engine   string // --engine hosts ("" once --engine packet|flow|auto is in sets)
+	// simEngine is --engine packet|flow|auto, added to sets as their last
+	// sim.engine=ENGINE (engineSet); "" without.
+	simEngine string
+	agents    string // --agents FILE|lab (hosts engine)
+	cc        string // --cc: the kernels' congestion control (hosts engine)
 	// heartbeat is --heartbeat: how often the hosts engine checks on its
 	// agents (0: its default).
 	heartbeat time.Duration
@@ -614,7 +657,7 @@ picosecond, as another tie order would.`,
 	fl.BoolVar(&f.noStore, "no-store", false, "do not save the run in the results database")
 	fl.StringVar(&f.report, "report", "", "write an HTML report with charts to `FILE` (see 'fabriclab report --help')")
 	fl.StringVar(&f.pngDir, "report-png", "", "with --report, also write each chart as a PNG into `DIR`")
-	fl.StringVar(&f.engine, "engine", "", "run on the `ENGINE` instead of the scenario's sim.engine: packet (the packet simulator), flow (the flow-level engine), auto (flow for jobs of at least sim.flow_above it can express) or hosts (agents on real servers, see --agents)")
+	fl.StringVar(&f.engine, "engine", "", "run on the `ENGINE` instead of the scenario's sim.engine: packet (the packet simulator), flow (the flow-level engine), auto (flow for jobs of at least sim.flow_above it can express) or hosts (agents on real servers, see --agents); packet, flow or auto beside a --set of sim.engine is refused")
 	fl.StringVar(&f.agents, "agents", "", "with --engine hosts: the agents `FILE` mapping hosts to agents, or lab for the namespace lab of 'fabriclab lab up'")
 	fl.StringVar(&f.cc, "cc", "", "with --engine hosts: the kernels' TCP congestion control `NAME` (cubic, bbr, reno, dctcp…; default: dctcp for transport.kind dctcp, else each kernel's default)")
 	fl.DurationVar(&f.heartbeat, "heartbeat", 0, "with --engine hosts: check on every agent every `D` (default 200ms, at most 1m); an agent that leaves three checks in a row unanswered, each waiting 2 D, fails the run: raise it for hosts too busy to answer in time")
@@ -643,11 +686,14 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 	}
 	// --engine packet|flow|auto is the scenario's sim.engine, set like any
 	// key: it goes with --queue jobs and is saved with the run's
-	// overrides.
+	// overrides. Its errors name --engine (engineErr).
 	switch f.engine {
 	case engines.Packet, engines.Flow, engines.Auto:
-		f.sets = append(f.sets, "sim.engine="+f.engine)
-		f.engine = ""
+		sets, err := engineSet(cmd, f.sets, f.engine)
+		if err != nil {
+			return err
+		}
+		f.sets, f.simEngine, f.engine = sets, f.engine, ""
 	}
 	if err := checkQueueFlags(cmd, f); err != nil {
 		return err
@@ -698,7 +744,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 
 	p, err := a.load(path, f.sets, f.sweeps, f.engine) // "" or hosts (engineFor)
 	if err != nil {
-		return withPath(path, err)
+		return withPath(path, engineErr(err, f.simEngine))
 	}
 	if err := checkClobber(outputs, refGuards(p)); err != nil {
 		return err
@@ -715,9 +761,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 			return withPath(path, err)
 		}
 		if err := checkCovered(p, f.inventory); err != nil {
-			return fmt.Errorf("--agents %w", err) // it names the agents file
+			return fmt.Errorf("--agents: %w", err) // it names the agents file and line
 		}
-		a.printHostsNotes(p, f)
+		a.printHostsNotes("", p, f)
 	}
 	// As validate does, before a long run rather than after; only for jobs
 	// that fit sim.memory_limit, as the check builds the route tables (the
@@ -755,7 +801,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, path string, f runFla
 func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobResult, started, finished time.Time, interrupted bool,
 	sr *storedRun, tables func(report.Output) error) error {
 	if tables == nil {
-		tables = func(out report.Output) error { return a.writeRunTables(a.stdout, p, f.format, out) } // format.go
+		tables = func(out report.Output) error { return a.writeRunTablesOn(a.stdout, p, f.format, f.engine, out) } // format.go
 	}
 	out, failures := buildOutput(p, results, interrupted)
 	out.Sets, out.Sweeps = f.sets, f.sweeps
@@ -770,25 +816,29 @@ func (a *app) finishRun(ctx context.Context, p *plan, f runFlags, results []JobR
 			halted = halted || jr.Ran && jr.Err != nil && fatal(jr.Err)
 		}
 	}
+	// The planned jobs with no row, after the tables and in the JSON
+	// ("missing"); none with --queue: jobs not done when --wait stopped
+	// waiting go on on the workers, and the queue's own lines say which.
+	var missing report.Unsaved
+	if !f.queue {
+		missing = notRunJobs(p, results, interrupted)
+	}
 	var errs []error
 	if printsTables(f) {
 		if err := tables(out); err != nil {
 			errs = append(errs, err)
-		} else if f.queue {
-			// Jobs not done when --wait stopped waiting go on on the
-			// workers: the queue's own lines say which.
-		} else if err := writeMissing(a.stdout, f.format, notRunJobs(p, results, interrupted)); err != nil {
+		} else if err := writeMissing(a.stdout, f.format, missing); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := writeTo(a.stdout, f.jsonPath, func(w io.Writer) error { return report.WriteJSON(w, out) }); err != nil {
+	if err := writeTo(a.stdout, f.jsonPath, func(w io.Writer) error { return writeRunJSON(w, out, missing) }); err != nil { // output.go
 		errs = append(errs, err)
 	}
 	if err := writeTo(a.stdout, f.csvPath, func(w io.Writer) error { return report.WriteCSV(w, out) }); err != nil {
 		errs = append(errs, err)
 	}
 	if f.report != "" {
-		if err := runReport(a.stdout, f.report, f.pngDir, out, p.Text); err != nil {
+		if err := runReport(a.stdout, f.report, f.pngDir, out, p.Text, missing); err != nil {
 			errs = append(errs, err)
 		}
 	}

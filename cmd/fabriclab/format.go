@@ -29,9 +29,20 @@ func checkFormat(cmd *cobra.Command, format string) error {
 }
 
 // writeRunTables is what run prints on stdout once its jobs are done: the
-// fabric summary and the tables, or the nccl-tests format.
+// fabric summary and the tables, or the nccl-tests format; for a run on
+// the simulator (writeRunTablesOn names the engine).
 func (a *app) writeRunTables(w io.Writer, p *plan, format string, out report.Output) error {
-	return writeFormatted(w, format, planFabrics(p), nil, ncclOptionsOf(p, "", ""), out)
+	return a.writeRunTablesOn(w, p, format, "", out)
+}
+
+// writeRunTablesOn is writeRunTables for the jobs run on engine, run's
+// --engine once engineFor has read it: "" for the simulator, "hosts" for
+// real hosts, which the nccl-tests format names even when no row says so
+// (every row failed: an agent refused the token).
+func (a *app) writeRunTablesOn(w io.Writer, p *plan, format, engine string, out report.Output) error {
+	opt := ncclOptionsOf(p, "", "")
+	opt.OnHosts = engine == store.EngineHosts
+	return writeFormatted(w, format, planFabrics(p), nil, opt, out)
 }
 
 // writeFormatted writes out as format: for table, the fabric summary (or
@@ -108,7 +119,9 @@ func (a *app) writeSavedTables(w io.Writer, out report.Output, m store.Meta, for
 	if _, err := fmt.Fprintf(w, "# overrides: %s\n", forTerm(report.Overrides(out))); err != nil {
 		return err
 	}
-	opt := report.NCCLOptions{Variants: map[string]report.NCCLVariant{}}
+	// The saved engine: a hosts run whose rows all failed is labelled as
+	// one (older runs did not save it; their rows decide).
+	opt := report.NCCLOptions{Variants: map[string]report.NCCLVariant{}, OnHosts: m.Engine == store.EngineHosts}
 	var fabrics []report.Fabric
 	f, err := report.SavedScenarioIn(m.ScenarioPaths(), m.ScenarioText, m.Sets, m.Sweeps)
 	if err == nil {

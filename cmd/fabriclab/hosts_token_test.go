@@ -127,7 +127,7 @@ func TestRunOnHostsRefusedBeforeDialing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--agents", two}, "fabriclab: --agents " + two + ": no agent runs host 2 (the scenario has 4 hosts; map every host 0–3)\n"},
+		{[]string{"--agents", two}, "fabriclab: --agents: " + two + ":2:1: agents: no agent runs host 2 (the scenario has 4 hosts; map every host 0–3; the agents run hosts 0–1)\n"},
 		{[]string{"--agents", four, "--set", "transport.kind=homa"}, "fabriclab: " + path + ": base 1MiB: hosts: a transport without connections (homa)"},
 	} {
 		var stdout, stderr bytes.Buffer

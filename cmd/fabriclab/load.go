@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,10 +78,63 @@ func loadPlanOptions(path string, o scenario.Options) (*plan, error) {
 	return p, nil
 }
 
-// withPath prefixes err with path unless it already names it.
+// withPath prefixes err with path unless it already begins with it
+// ("FILE:…" or "FILE …"): a message that names the file further on only
+// (an override blamed for a key of the file, "… (see FILE:4:19)"), or
+// names another file whose name holds it, still begins with it.
 func withPath(path string, err error) error {
-	if strings.Contains(err.Error(), path) {
+	if msg := err.Error(); strings.HasPrefix(msg, path) && (len(msg) == len(path) || msg[len(path)] == ':' || msg[len(path)] == ' ') {
 		return err
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// engineErr words err, an error of loading a scenario with run or
+// validate --engine engine (engineSet: sim.engine=ENGINE, the last --set),
+// as the command line was written: the scenario package names the
+// override "--set sim.engine", which was not typed. The refusal of the
+// engine "--set sim.engine: flow: …; use sim.engine packet or auto" is
+// "--engine flow: …; use --engine packet or auto", and where the
+// overrides are blamed together, "--set k, sim.engine" is
+// "--set k, --engine flow"; where a --sweep point is refused for the
+// engine, "sim.engine: flow: …; use sim.engine packet or auto (see --set
+// sim.engine)" is "--engine flow: …; use --engine packet or auto".
+// engine "" (no --engine packet|flow|auto) and errors of other options
+// leave err as it is.
+func engineErr(err error, engine string) error {
+	var e *scenario.Error
+	if err == nil || engine == "" || !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	switch {
+	case e.Flag != "":
+		see := " (see --set sim.engine)"
+		if !strings.HasSuffix(e.Msg, see) {
+			return err
+		}
+		c.Msg = strings.TrimSuffix(c.Msg, see)
+		if c.Key == "sim.engine" {
+			c.Key = ""
+			c.Msg = "--engine " + c.Msg
+		}
+	case e.Set == "sim.engine":
+		c.Flag, c.Set = "--engine", engine
+		if c.Key == "sim.engine" { // the engine's own refusal: "flow: why"
+			c.Key = ""
+			c.Msg = strings.TrimPrefix(c.Msg, engine+": ")
+		}
+	case strings.HasSuffix(e.Set, ", sim.engine"):
+		c.Set = strings.TrimSuffix(e.Set, "sim.engine") + "--engine " + engine
+	default:
+		return err
+	}
+	c.Msg = strings.ReplaceAll(c.Msg, "use sim.engine packet or auto", "use --engine packet or auto")
+	c.Msg = strings.ReplaceAll(c.Msg, "drop the --set (or --seed)", "drop --engine")
+	// Keep what was said before the scenario's error (its file name).
+	msg, inner := err.Error(), e.Error()
+	if msg == inner || !strings.HasSuffix(msg, inner) {
+		return &c
+	}
+	return fmt.Errorf("%s%w", strings.TrimSuffix(msg, inner), &c)
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"fabriclab/report"
 )
 
 // Output files (--json, --csv) are checked before any job starts, so that a
@@ -201,4 +203,75 @@ func unwrapPath(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// runJSON is the JSON of run --json and export --json: report.Output's
+// keys, unchanged, then "missing" when the run planned jobs that have no
+// result row.
+type runJSON struct {
+	report.Output
+	// Missing is what the "# missing:" block after run's and show's tables
+	// says: the jobs the run planned that have no result row, and why. A
+	// run stopped at a fatal error (on real hosts, an agent that refused
+	// the token: every later job would fail alike) has the failed job's
+	// row, with its "error", and none for the jobs that never started; an
+	// interrupted run ("interrupted": true) none for the jobs Ctrl-C
+	// stopped before they started or measured anything; a saved run none
+	// for the rows it could not save, or has not yet. No key when every
+	// planned job has its row.
+	Missing *missingJSON `json:"missing,omitempty"`
+}
+
+// missingJSON is the "missing" object of runJSON.
+type missingJSON struct {
+	// Planned is how many jobs the run planned (variants × sweep points ×
+	// sizes); no key when unknown (a saved run from before it was saved).
+	Planned int `json:"planned,omitempty"`
+	// Count is how many of them have no result row.
+	Count int `json:"count"`
+	// Reason is why, as the "# missing:" line says it.
+	Reason string `json:"reason,omitempty"`
+	// Jobs are those jobs, by variant (in the run's order) then size, as
+	// the "variants" name them. A saved run's are its saved scenario
+	// expanded again, less the rows it saved; when that plan could not be
+	// rebuilt there is no key, JobsUnknown says why and
+	// VariantsWithoutRows names the variants with no row at all.
+	Jobs                []missingJob `json:"jobs,omitempty"`
+	JobsUnknown         string       `json:"jobs_unknown,omitempty"`
+	VariantsWithoutRows []string     `json:"variants_without_rows,omitempty"`
+}
+
+// missingJob is a job of missingJSON: a variant (or sweep point) at one
+// data size.
+type missingJob struct {
+	Variant   string `json:"variant"`
+	SizeBytes int64  `json:"size_bytes"`
+}
+
+// missingOf is u as runJSON's "missing", nil when nothing is missing.
+func missingOf(u report.Unsaved) *missingJSON {
+	if u.None() {
+		return nil
+	}
+	m := &missingJSON{Planned: max(u.Planned, 0), Count: max(u.Missing, len(u.Jobs)), Reason: u.Why}
+	for _, j := range u.Jobs {
+		m.Jobs = append(m.Jobs, missingJob{Variant: j.Variant, SizeBytes: j.SizeBytes})
+	}
+	if u.Jobs == nil {
+		m.JobsUnknown, m.VariantsWithoutRows = u.NoPlan, u.Empty
+	}
+	return m
+}
+
+// writeRunJSON writes out as report.WriteJSON does (the same keys and
+// values), followed by "missing" for the jobs of u (notRunJobs for run,
+// store.Unsaved for a saved run) when there are any.
+func writeRunJSON(w io.Writer, out report.Output, u report.Unsaved) error {
+	missing := missingOf(u)
+	return report.WriteJSONOf(w, out, func(o report.Output) any {
+		if missing == nil {
+			return o
+		}
+		return runJSON{Output: o, Missing: missing}
+	})
 }

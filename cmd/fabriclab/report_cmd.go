@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -66,7 +65,7 @@ sentence saying what to enable. --png DIR also writes each chart as a PNG.`,
 					if err := checkClobber(outputs, savedRunGuards(m, outputs)); err != nil {
 						return err
 					}
-					srcs = append(srcs, charts.Source{Label: fmt.Sprintf("run %d", m.ID), Output: out, ScenarioText: m.ScenarioText, ScenarioPaths: m.ScenarioPaths()})
+					srcs = append(srcs, charts.SavedRun(m, out))
 				}
 				return nil
 			})
@@ -103,7 +102,8 @@ func writeReport(stdout io.Writer, path, pngDir string, srcs []charts.Source) er
 }
 
 // runReport is run --report: the report of the run just made, with the
-// scenario file's text.
-func runReport(stdout io.Writer, path, pngDir string, out report.Output, text []byte) error {
-	return writeReport(stdout, path, pngDir, []charts.Source{{Output: out, ScenarioText: string(text)}})
+// scenario file's text and the planned jobs it has no result for (its
+// status is read from its rows).
+func runReport(stdout io.Writer, path, pngDir string, out report.Output, text []byte, missing report.Unsaved) error {
+	return writeReport(stdout, path, pngDir, []charts.Source{{Output: out, ScenarioText: string(text), Unsaved: missing}})
 }

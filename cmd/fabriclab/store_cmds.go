@@ -85,6 +85,7 @@ func (a *app) beginStoredRun(p *plan, f runFlags, started time.Time) (*storedRun
 		Name: p.Name, ScenarioFile: p.Path, ScenarioText: string(p.Text), Seed: p.Seed,
 		Sets: f.sets, Sweeps: f.sweeps, Version: version, Tags: dedupe(f.tags), Note: f.note,
 		Started: started.UTC().Format(time.RFC3339), Expected: len(p.Jobs),
+		Engine: f.engine, // "" (the simulator: --engine packet|flow|auto is a --set) or hosts
 	}, vs)
 	if err != nil {
 		st.Close()
@@ -409,7 +410,9 @@ func (a *app) exportCmd() *cobra.Command {
 		Short: "Write a saved run as JSON or CSV, or its telemetry",
 		Long: `export writes a saved run in the formats of run --json and run --csv
 (the JSON is what run --json wrote, per-flow records included when the run
-recorded them).
+recorded them). A run that has no row for some of the jobs it planned
+has a "missing" object in its JSON, as show ends with a "# missing:"
+block: how many, why, and which (variant and size_bytes).
 
 --telemetry writes what sim.telemetry sampled: as CSV (the default), one
 row per sample and quantity (variant, size_bytes, series port|flow, name,
@@ -453,8 +456,14 @@ each row's series as run --json has them.`,
 				if telPath != "" && !report.HasTelemetry(out) {
 					return fmt.Errorf("run %d: %w", id, report.ErrNoTelemetry) // before any file is written
 				}
-				if err := writeTo(a.stdout, jsonPath, func(w io.Writer) error { return report.WriteJSON(w, out) }); err != nil {
-					return err
+				if jsonPath != "" {
+					// As run --json: "missing" lists the jobs the run
+					// planned that have no row, as show's "# missing:"
+					// block does (its saved scenario expanded again).
+					missing := store.UnsavedOf(m, out)
+					if err := writeTo(a.stdout, jsonPath, func(w io.Writer) error { return writeRunJSON(w, out, missing) }); err != nil {
+						return err
+					}
 				}
 				if err := writeTo(a.stdout, csvPath, func(w io.Writer) error { return report.WriteCSV(w, out) }); err != nil {
 					return err

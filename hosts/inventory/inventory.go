@@ -13,18 +13,26 @@
 //	      - {host: 1, data_ip: 192.168.1.6}
 //
 // Every error is one line "file:line:column: key: message" and never
-// quotes the file beyond a short escaped token.
+// quotes the file beyond a short escaped token. So are those found after
+// parsing: a token file that cannot be used (ReadToken) or a TLS file
+// (CheckTLSFiles) at its key's value, a scenario host no agent runs
+// (Cover) at the agents key; none quotes the file it read.
 package inventory
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,19 +56,30 @@ type Inventory struct {
 	// Path is the file it was read from; relative paths below are
 	// resolved against its directory.
 	Path string
-	// TokenFile, CAFile, CertFile and KeyFile are absolute (resolved).
+	// TokenFile, CAFile, CertFile and KeyFile are resolved: as written
+	// if absolute, else joined to Path's directory (absolute when Path
+	// is).
 	TokenFile, CAFile, CertFile, KeyFile string
 	// Scale is the fraction of the scenario's link rates the fabric runs
 	// at (1 on a real cluster; the namespace lab's --scale).
 	Scale  float64
 	Agents []Agent
+
+	// at is where Parse found each top-level key's value ("agents": the
+	// key), for errors found after parsing (Position).
+	at map[string]position
 }
+
+// position is a line and column of the file (1-based).
+type position struct{ line, col int }
 
 // Agent is one agent and the hosts it runs.
 type Agent struct {
 	Address string // host:port of its control channel
 	Hosts   []Host
 	Line    int // where it is written, for messages
+	col     int
+	addr    position // where its address is written
 }
 
 // Host is one host of the scenario on an agent.
@@ -89,51 +108,239 @@ func (inv *Inventory) HostAgent() map[int]Placement {
 	return m
 }
 
-// Cover checks that every host 0…hosts−1 has an agent.
+// Cover checks that every host 0…hosts−1 has an agent. Its error names
+// the file at its agents key and says which hosts the agents run, as no
+// line names a missing host.
 func (inv *Inventory) Cover(hosts int) error {
 	m := inv.HostAgent()
 	for h := 0; h < hosts; h++ {
 		if _, ok := m[h]; !ok {
-			return fmt.Errorf("%s: no agent runs host %d (the scenario has %d hosts; map every host 0–%d)", inv.Path, h, hosts, hosts-1)
+			has := fmt.Sprintf("the scenario has %d hosts; map every host 0–%d", hosts, hosts-1)
+			if hosts == 1 {
+				has = "the scenario has 1 host; map host 0"
+			}
+			return inv.errAt("agents", fmt.Errorf("no agent runs host %d (%s; the agents run %s)", h, has, hostList(m)))
 		}
 	}
 	return nil
 }
 
-// ReadToken reads the shared token: a file only its owner can read, at
-// least 16 bytes (surrounding white space dropped).
-func (inv *Inventory) ReadToken() ([]byte, error) { return ReadToken(inv.TokenFile) }
+// maxRanges is how many ranges of hosts hostList writes out.
+const maxRanges = 8
 
-// ReadToken reads a token file (see Inventory.ReadToken). The error never
-// quotes the file.
-func ReadToken(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+// hostList writes the hosts of m as ranges: "hosts 0–3, 6, 8–9", "host 0",
+// or "no host"; past maxRanges ranges it ends "… (N hosts in all)".
+func hostList(m map[int]Placement) string {
+	hs := make([]int, 0, len(m))
+	for h := range m {
+		hs = append(hs, h)
+	}
+	slices.Sort(hs)
+	switch len(hs) {
+	case 0:
+		return "no host"
+	case 1:
+		return fmt.Sprintf("host %d", hs[0])
+	}
+	var parts []string
+	for i := 0; i < len(hs); {
+		j := i
+		for j+1 < len(hs) && hs[j+1] == hs[j]+1 {
+			j++
+		}
+		if len(parts) == maxRanges {
+			return fmt.Sprintf("hosts %s, … (%d hosts in all)", strings.Join(parts, ", "), len(hs))
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(hs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d–%d", hs[i], hs[j]))
+		}
+		i = j + 1
+	}
+	return "hosts " + strings.Join(parts, ", ")
+}
+
+// Position is where key (token_file, ca_file, cert_file, key_file, scale:
+// its value; agents: the key) is written in the file; 0, 0 if it is not
+// (or the inventory was not parsed).
+func (inv *Inventory) Position(key string) (line, col int) {
+	p := inv.at[key]
+	return p.line, p.col
+}
+
+// Where is "file:line:column" of key (see Position), or the file alone
+// when the position is not known.
+func (inv *Inventory) Where(key string) string {
+	if line, col := inv.Position(key); line > 0 {
+		return fmt.Sprintf("%s:%d:%d", inv.Path, line, col)
+	}
+	return inv.Path
+}
+
+// errAt is err about key of the file, one line "file:line:column: key:
+// err" (it wraps err); "key: err" for an inventory of no file.
+func (inv *Inventory) errAt(key string, err error) error {
+	if where := inv.Where(key); where != "" {
+		return fmt.Errorf("%s: %s: %w", where, key, err)
+	}
+	return fmt.Errorf("%s: %w", key, err)
+}
+
+// ReadToken reads the shared token: a file only its owner can read, at
+// least 16 bytes (surrounding white space dropped). Its error names the
+// token_file value of the agents file ("file:line:column: token_file:
+// …") and never quotes the token file.
+func (inv *Inventory) ReadToken() ([]byte, error) {
+	if inv.TokenFile == "" {
+		return nil, inv.errAt("token_file", errors.New("is required: the file with the agents' shared token"))
+	}
+	tok, err := readToken(inv.TokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("token file: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("token file %s is not a regular file", path)
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("token file %s can be read by others (mode %04o); chmod 600 it", path, st.Mode().Perm())
-	}
-	f, err := inputfile.Open(path, 4096)
-	if err != nil {
-		return nil, fmt.Errorf("token file: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("token file: %w", err)
-	}
-	tok := bytes.TrimSpace(b)
-	if len(tok) < 16 {
-		return nil, fmt.Errorf("token file %s holds %d bytes; a token needs at least 16", path, len(tok))
+		return nil, inv.errAt("token_file", fileProblem(inv.TokenFile, err))
 	}
 	return tok, nil
 }
 
-// Load reads and checks the agents file at path.
+// ReadToken reads a token file (see Inventory.ReadToken). The error never
+// quotes the file.
+func ReadToken(path string) ([]byte, error) {
+	tok, err := readToken(path)
+	if err != nil {
+		var te *tokenError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("token file %w", err)
+		}
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	return tok, nil
+}
+
+// tokenError is a token file that was read but cannot be used: the path,
+// then what is wrong (never its bytes).
+type tokenError struct{ path, msg string }
+
+func (e *tokenError) Error() string { return e.path + " " + e.msg }
+
+// readToken reads and checks the token file at path. Its errors are the
+// file system's (*fs.PathError), inputfile's (*inputfile.Error) or a
+// *tokenError; none quotes the file.
+func readToken(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &tokenError{path, "is not a regular file"}
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, &tokenError{path, fmt.Sprintf("can be read by others (mode %04o); chmod 600 it", st.Mode().Perm())}
+	}
+	f, err := inputfile.Open(path, 4096)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	tok := bytes.TrimSpace(b)
+	if len(tok) < 16 {
+		return nil, &tokenError{path, fmt.Sprintf("holds %d bytes; a token needs at least 16", len(tok))}
+	}
+	return tok, nil
+}
+
+// fileProblem words err, from reading the file at path, as "path what":
+// a file system error as inputfile words it (it wraps the cause), any
+// other (already naming the path) as it is.
+func fileProblem(path string, err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &inputfile.Error{Path: path, Msg: "does not exist", Err: err}
+	case errors.Is(err, fs.ErrPermission):
+		return &inputfile.Error{Path: path, Msg: "cannot be read: permission denied", Err: err}
+	}
+	return &inputfile.Error{Path: path, Msg: "cannot be read: " + pe.Err.Error(), Err: err}
+}
+
+// MaxPEM bounds a ca_file, cert_file or key_file.
+const MaxPEM = 16 << 20
+
+// CheckTLSFiles checks that ca_file holds a PEM certificate, cert_file a
+// PEM certificate and key_file its PEM private key, as the controller
+// loads them for each agent it dials (Load calls it, so that a bad file is
+// named at its line before any agent is dialed). Errors name the key's
+// value in the agents file and never quote the files.
+func (inv *Inventory) CheckTLSFiles() error {
+	if inv.CAFile != "" {
+		b, err := inputfile.ReadAll(inv.CAFile, MaxPEM)
+		if err != nil {
+			return inv.errAt("ca_file", fileProblem(inv.CAFile, err))
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return inv.errAt("ca_file", fmt.Errorf("%s holds no PEM certificate", inv.CAFile))
+		}
+	}
+	if inv.CertFile == "" && inv.KeyFile == "" {
+		return nil
+	}
+	if inv.KeyFile == "" {
+		return inv.errAt("cert_file", errors.New("cert_file and key_file go together: give key_file too"))
+	}
+	if inv.CertFile == "" {
+		return inv.errAt("key_file", errors.New("cert_file and key_file go together: give cert_file too"))
+	}
+	// tls.X509KeyPair's own errors may quote the files (the types of the
+	// PEM blocks it skipped, names in a certificate it cannot parse):
+	// what they would say is found first, in words of our own.
+	certPEM, err := inputfile.ReadAll(inv.CertFile, MaxPEM)
+	if err != nil {
+		return inv.errAt("cert_file", fileProblem(inv.CertFile, err))
+	}
+	leaf := pemBlock(certPEM, func(t string) bool { return t == "CERTIFICATE" })
+	if leaf == nil {
+		return inv.errAt("cert_file", fmt.Errorf("%s holds no PEM certificate", inv.CertFile))
+	}
+	if _, err := x509.ParseCertificate(leaf.Bytes); err != nil {
+		return inv.errAt("cert_file", fmt.Errorf("%s holds a certificate that cannot be parsed", inv.CertFile))
+	}
+	keyPEM, err := inputfile.ReadAll(inv.KeyFile, MaxPEM)
+	if err != nil {
+		return inv.errAt("key_file", fileProblem(inv.KeyFile, err))
+	}
+	if pemBlock(keyPEM, func(t string) bool { return t == "PRIVATE KEY" || strings.HasSuffix(t, " PRIVATE KEY") }) == nil {
+		return inv.errAt("key_file", fmt.Errorf("%s holds no PEM private key", inv.KeyFile))
+	}
+	// Past those, its errors are its own words (a key it cannot parse,
+	// or one that is not the certificate's).
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		return inv.errAt("key_file", fmt.Errorf("%s cannot be used with cert_file %s: %s", inv.KeyFile, inv.CertFile, strings.TrimPrefix(err.Error(), "tls: ")))
+	}
+	return nil
+}
+
+// pemBlock is the first PEM block of b whose type is, by ok, nil if none.
+func pemBlock(b []byte, ok func(typ string) bool) *pem.Block {
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			return nil
+		}
+		if ok(blk.Type) {
+			return blk
+		}
+	}
+}
+
+// Load reads and checks the agents file at path, and the TLS files it
+// names (CheckTLSFiles); the token file is read by ReadToken.
 func Load(path string) (*Inventory, error) {
 	f, err := inputfile.Open(path, MaxSize)
 	if err != nil {
@@ -144,7 +351,14 @@ func Load(path string) (*Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, src)
+	inv, err := Parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.CheckTLSFiles(); err != nil {
+		return nil, err
+	}
+	return inv, nil
 }
 
 // Parse checks the agents file src, read from path.
@@ -173,7 +387,7 @@ func Parse(path string, src []byte) (*Inventory, error) {
 	if !ok {
 		return nil, p.at(file.Docs[0].Body, "", "the file must be a mapping with token_file and agents")
 	}
-	inv := &Inventory{Path: path, Scale: 1}
+	inv := &Inventory{Path: path, Scale: 1, at: map[string]position{}}
 	dir := filepath.Dir(path)
 	resolve := func(s string) string {
 		if s == "" {
@@ -195,6 +409,7 @@ func Parse(path string, src []byte) (*Inventory, error) {
 			if err != nil {
 				return nil, err
 			}
+			inv.at[key] = nodePos(mv.Value)
 			switch key {
 			case "token_file":
 				inv.TokenFile = resolve(s)
@@ -215,8 +430,10 @@ func Parse(path string, src []byte) (*Inventory, error) {
 				return nil, p.at(mv.Value, key, err.Error())
 			}
 			inv.Scale = v
+			inv.at[key] = nodePos(mv.Value)
 		case "agents":
 			agentsNode = mv.Value
+			inv.at[key] = nodePos(mv.Key)
 		default:
 			return nil, p.at(mv.Key, inputfile.Token(key), "unknown key; use token_file, ca_file, cert_file, key_file, scale, agents")
 		}
@@ -224,8 +441,13 @@ func Parse(path string, src []byte) (*Inventory, error) {
 	if inv.TokenFile == "" {
 		return nil, p.at(root, "token_file", "is required: the file with the agents' shared token")
 	}
-	if (inv.CertFile == "") != (inv.KeyFile == "") {
-		return nil, p.at(root, "cert_file", "cert_file and key_file go together")
+	if inv.CertFile != "" && inv.KeyFile == "" {
+		at := inv.at["cert_file"]
+		return nil, p.errAt(at.line, at.col, "cert_file", "cert_file and key_file go together: give key_file too")
+	}
+	if inv.KeyFile != "" && inv.CertFile == "" {
+		at := inv.at["key_file"]
+		return nil, p.errAt(at.line, at.col, "key_file", "cert_file and key_file go together: give cert_file too")
 	}
 	seq, ok := agentsNode.(*ast.SequenceNode)
 	if !ok || len(seq.Values) == 0 {
@@ -245,7 +467,7 @@ func Parse(path string, src []byte) (*Inventory, error) {
 			return nil, err
 		}
 		if l, dup := addrSeen[a.Address]; dup {
-			return nil, p.errAt(a.Line, 1, key+".address", fmt.Sprintf("%s is already the agent at line %d", a.Address, l))
+			return nil, p.errAt(a.addr.line, a.addr.col, key+".address", fmt.Sprintf("%s is already the agent at line %d", a.Address, l))
 		}
 		addrSeen[a.Address] = a.Line
 		for _, h := range a.Hosts {
@@ -256,7 +478,7 @@ func Parse(path string, src []byte) (*Inventory, error) {
 		}
 		total += len(a.Hosts)
 		if total > MaxHosts {
-			return nil, p.errAt(a.Line, 1, key, fmt.Sprintf("more than %d hosts in all", MaxHosts))
+			return nil, p.errAt(a.Line, a.col, key, fmt.Sprintf("more than %d hosts in all", MaxHosts))
 		}
 		inv.Agents = append(inv.Agents, a)
 	}
@@ -268,8 +490,8 @@ func (p *parse) agent(n ast.Node, key string) (Agent, error) {
 	if !ok {
 		return Agent{}, p.at(n, key, "must be a mapping with address and hosts")
 	}
-	line, _ := pos(n)
-	a := Agent{Line: line}
+	line, col := pos(n)
+	a := Agent{Line: line, col: col}
 	var hostsNode ast.Node
 	for _, mv := range m.Values {
 		switch k := mv.Key.String(); k {
@@ -283,6 +505,7 @@ func (p *parse) agent(n ast.Node, key string) (Agent, error) {
 				return a, p.at(mv.Value, key+".address", "must be host:port with a port 1–65535 (e.g. 10.0.0.5:7470)")
 			}
 			a.Address = s
+			a.addr = nodePos(mv.Value)
 		case "hosts":
 			hostsNode = mv.Value
 		default:
@@ -395,6 +618,12 @@ func pos(n ast.Node) (line, col int) {
 		return 1, 1
 	}
 	return n.GetToken().Position.Line, n.GetToken().Position.Column
+}
+
+// nodePos is pos as a position.
+func nodePos(n ast.Node) position {
+	line, col := pos(n)
+	return position{line, col}
 }
 
 // str is a scalar's text (a string, number or bare word).

@@ -47,6 +47,18 @@ type Source struct {
 	// there are none.
 	Fabrics   []report.Fabric
 	FabricErr string
+	// Status is a saved run's status (store.Meta.Status: done, failed,
+	// interrupted, incomplete, running, queued). When empty (a run just
+	// made, or a caller that does not say) it is read from Output: an
+	// interrupted run, rows that hold an error (failed), rows that were
+	// never saved (Output.MissingRows: incomplete). A run that did not
+	// finish cleanly is named so at the top of the report, with its rows'
+	// errors.
+	Status string
+	// Unsaved is what the run planned but has no result for
+	// (store.Unsaved); its zero value when unknown, and the report then
+	// counts Output.MissingRows.
+	Unsaved report.Unsaved
 }
 
 // Options tune the report.
@@ -417,7 +429,7 @@ func sizeChart(name, title, ylabel string, cell func(float64) string, ss []serie
 		n++
 	}
 	if n == 0 {
-		return skip(name, title, "No variant has a measured data size.")
+		return skip(name, title, orMeasured(ss, "No variant has a measured data size."))
 	}
 	sort.Float64s(sizes)
 	p.X.Tick.Marker = Log2Ticks{Sizes: sizes}
@@ -538,7 +550,7 @@ func fctCurve(ss []series) Chart {
 		names, curves = append(names, label), append(curves, cv)
 	}
 	if len(names) == 0 {
-		return skip(name, title, "No per-flow completion curve (fct_curve_s) in these results: rerun with a current fabriclab.")
+		return skip(name, title, orMeasured(ss, "No per-flow completion curve (fct_curve_s) in these results: rerun with a current fabriclab."))
 	}
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
@@ -589,7 +601,7 @@ func fctCDF(ss []series) Chart {
 		names, curves = append(names, label), append(curves, cv)
 	}
 	if len(names) == 0 {
-		return skip(name, title, "No per-flow completion curve (fct_curve_s) in these results: rerun with a current fabriclab.")
+		return skip(name, title, orMeasured(ss, "No per-flow completion curve (fct_curve_s) in these results: rerun with a current fabriclab."))
 	}
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
@@ -633,7 +645,7 @@ func rankDone(ss []series) Chart {
 		}
 	}
 	if len(names) == 0 {
-		return skip(name, title, "No per-rank completion times (rank_done_s) in these results.")
+		return skip(name, title, orMeasured(ss, "No per-rank completion times (rank_done_s) in these results."))
 	}
 	p.Y.Min = 0
 	if top := maxOf(cols) / tu; top > 0 {
@@ -806,7 +818,7 @@ func heatmaps(ss []series) []Chart {
 		hs = append(hs, hm{i, s, r, g})
 	}
 	if len(hs) == 0 {
-		return []Chart{skip("heatmap", "Rank-to-rank bandwidth", "No rank-to-rank bandwidth matrix (rank_bw_gbps) in these results: it is kept up to 128 ranks, or always with sim.record_flows: true.")}
+		return []Chart{skip("heatmap", "Rank-to-rank bandwidth", orMeasured(ss, "No rank-to-rank bandwidth matrix (rank_bw_gbps) in these results: it is kept up to 128 ranks, or always with sim.record_flows: true."))}
 	}
 	var cs []Chart
 	for _, h := range hs {
@@ -909,7 +921,7 @@ func counterBars(ss []series) []Chart {
 	}
 	mk := func(name, title, ylabel string, vals plotter.Values, any bool) Chart {
 		if len(names) == 0 {
-			return skip(name, title, "No variant has a measured data size with counted fabric (real hosts and the flow engine count none).")
+			return skip(name, title, orMeasured(ss, "No variant has a measured data size with counted fabric (real hosts and the flow engine count none)."))
 		}
 		p := newPlot("", ylabel)
 		c := newChart(name, title, p)
@@ -998,7 +1010,7 @@ func tierBars(ss []series) []Chart {
 		accs = append(accs, a)
 	}
 	if len(names) == 0 {
-		return []Chart{skip("tiers", "PFC pauses and ECN marks per switch tier", "No per-port counters in these results: set sim.port_counters: true.")}
+		return []Chart{skip("tiers", "PFC pauses and ECN marks per switch tier", noPortCounters(ss))}
 	}
 	var ts []string
 	for t := range tiers {
@@ -1038,6 +1050,74 @@ func tierBars(ss []series) []Chart {
 		mk("tier-pfc", "PFC pauses sent per tier (largest size)", "PFC pauses sent", func(a acc) map[string]float64 { return a.pfc }),
 		mk("tier-ecn", "ECN marks per tier (largest size)", "ECN marks", func(a acc) map[string]float64 { return a.ecn }),
 	}
+}
+
+// noPortCounters says why no row has per-port counters, and what would
+// give them: only the packet engine counts packets per switch port, and
+// only with sim.port_counters; real hosts give none (their switches are
+// not read: each row has the hosts' own counters over the run), nor does
+// the flow engine (no packets). Advice is given only for the rows it
+// helps.
+func noPortCounters(ss []series) string {
+	if why := noMeasured(ss); why != "" {
+		return why
+	}
+	var hosts, flow, packet bool
+	for _, s := range ss {
+		r := largest(s)
+		switch {
+		case r == nil:
+		case r.Hosts != nil:
+			hosts = true
+		case r.Engine != "":
+			flow = true
+		default:
+			packet = true
+		}
+	}
+	var parts []string
+	if hosts {
+		parts = append(parts, "real hosts give no per-switch-port counters (their rows have the hosts' own counters over the run)")
+	}
+	if flow {
+		parts = append(parts, "the flow engine counts no packets (the packet engine, sim.engine: packet, does with sim.port_counters: true)")
+	}
+	if packet {
+		what := "set sim.port_counters: true"
+		if hosts || flow {
+			what = "for the packet engine's rows, set sim.port_counters: true"
+		}
+		parts = append(parts, what)
+	}
+	return "No per-port counters in these results: " + strings.Join(parts, "; ") + "."
+}
+
+// noMeasured is the reason a chart drawn from the rows' data has none
+// when no variant has a measured row (every job failed, or none ran),
+// else "": the chart's own advice on what to enable would then be beside
+// the point.
+func noMeasured(ss []series) string {
+	failed := false
+	for _, s := range ss {
+		if largest(s) != nil {
+			return ""
+		}
+		for _, r := range s.v.Results {
+			failed = failed || r.Error != ""
+		}
+	}
+	if failed {
+		return "No variant has a measured data size: every row that ran failed (see the errors at the top)."
+	}
+	return "No variant has a measured data size."
+}
+
+// orMeasured is why, unless no variant has a measured row (noMeasured).
+func orMeasured(ss []series, why string) string {
+	if w := noMeasured(ss); w != "" {
+		return w
+	}
+	return why
 }
 
 // legendRow is the height of one legend line below a chart.
@@ -1259,7 +1339,7 @@ func slowdownChart(ss []series, name, title string, q func(metrics.Percentiles) 
 		n++
 	}
 	if n == 0 {
-		return skip(name, title, "No message-size buckets in these results (workload kinds messages, uniform and flows have them).")
+		return skip(name, title, orMeasured(ss, "No message-size buckets in these results (workload kinds messages, uniform and flows have them)."))
 	}
 	p.X.Tick.Marker = Log2Ticks{Sizes: sizes}
 	p.Y.Min, p.Y.Max = 1, math.Pow(10, math.Ceil(math.Log10(top*1.05)+0.01))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"fabriclab/report"
+	"fabriclab/store"
 )
 
 const css = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -16,7 +17,8 @@ figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;padding:.2em .6em;text-align:left}
 table.num td{text-align:right;font-variant-numeric:tabular-nums}table.num td:first-child{text-align:left}
 details{margin:.4em 0 1em}summary{cursor:pointer;color:#444}
-pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.85em}`
+pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.85em}
+.status{border-left:4px solid #b32;background:#fbf0ee;padding:.3em 1em;margin:1em 0}.status ul{margin:.2em 0}`
 
 // openRows is the size up to which a chart's numbers table is shown open;
 // a longer one is folded (a click opens it, no script needed).
@@ -30,12 +32,18 @@ func writeHTML(w io.Writer, srcs []Source, cs []Chart) error {
 		title += ": " + srcs[0].Output.Scenario
 	}
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<h1>%s</h1>\n", e(title), css, e(title))
+	for _, s := range srcs {
+		writeStatus(&b, s, len(srcs))
+	}
 	b.WriteString("<table id=\"runs\">\n<tr><th>run</th><th>scenario</th><th>file</th><th>seed</th><th>overrides</th><th>started</th><th>variants</th><th>version</th></tr>\n")
 	for _, s := range srcs {
 		o := s.Output
 		label := s.Label
-		if o.Interrupted {
-			label += " (interrupted)"
+		if st := statusOf(s); st != store.StatusDone {
+			if label == "" {
+				label = "this run" // run --report
+			}
+			label += " (" + st + ")"
 		}
 		opts := report.OverrideFlags(o.Sets, o.Sweeps)
 		cell := "<code>" + e(opts) + "</code>"
