@@ -30,6 +30,8 @@ type riverClient interface {
 	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
 	Start(ctx context.Context) error
 	StopAndCancel(ctx context.Context) error
+	// Subscribe only on a client that works jobs (Queue.Work).
+	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
 	ID() string
 }
 
@@ -53,7 +55,7 @@ func Open(ctx context.Context, dsn, name string, log io.Writer) (*Queue, error) 
 	fail := func(err error) error {
 		return fmt.Errorf("queue: the job queue in %s: %s", name, oneLine(err.Error()))
 	}
-	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := riverLogger(log, "fabriclab: queue: ", nil)
 	var migrate func(context.Context) error
 	if store.IsPostgres(dsn) {
 		cfg, err := pgxpool.ParseConfig(dsn)

@@ -45,6 +45,9 @@ const (
 // retries, a rescue counting as one) before it gives up on it.
 const MaxAttempts = 5
 
+// retryBase is the delay before the first retry (tests shorten it).
+var retryBase = time.Second
+
 // maxArgs bounds a job's encoded arguments as a worker reads them.
 var maxArgs = MaxBundle*4/3 + 1<<20
 
@@ -177,6 +180,6 @@ type Progress struct {
 type retryPolicy struct{}
 
 func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
-	d := time.Second << min(max(job.Attempt-1, 0), 6)
+	d := retryBase << min(max(job.Attempt-1, 0), 6)
 	return time.Now().Add(min(d, time.Minute))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"fabriclab/metrics"
 	"fabriclab/runner"
@@ -66,7 +66,7 @@ func (q *Queue) Work(ctx context.Context, cfg WorkerConfig) error {
 		return err
 	}
 	c, err := q.newClient(&river.Config{
-		Logger:  slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:  riverLogger(cfg.Log, "fabriclab: worker: ", &w.mu),
 		Queues:  map[string]river.QueueConfig{Name: {MaxWorkers: cfg.Concurrency}},
 		Workers: workers,
 		// River rescues only a job past its timeout: without one, a job
@@ -81,19 +81,97 @@ func (q *Queue) Work(ctx context.Context, cfg WorkerConfig) error {
 	if err != nil {
 		return fmt.Errorf("queue: %s", oneLine(err.Error()))
 	}
+	// The jobs this worker ends: the last of a run River gave up on ends
+	// the run (Settle).
+	events, unsubscribe := c.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+	defer unsubscribe()
 	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("queue: starting the worker on %s: %s", q.name, oneLine(err.Error()))
 	}
 	if cfg.Started != nil {
 		cfg.Started(c.ID())
 	}
+	settling := make(chan struct{})
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		w.settleLoop(events, settling)
+	}()
 	<-ctx.Done()
 	stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.StopAndCancel(stop); err != nil {
+	err = c.StopAndCancel(stop)
+	close(settling)
+	<-settled
+	if err != nil {
 		return fmt.Errorf("queue: stopping the worker: %s", oneLine(err.Error()))
 	}
 	return nil
+}
+
+// How often a worker looks for runs whose jobs River's rescuer discarded
+// (no worker ended them), and how far back it looks when it starts
+// (River keeps discarded jobs a week).
+var (
+	sweepEvery = time.Minute
+	sweepFirst = 7 * 24 * time.Hour
+)
+
+// settleLoop settles the run of every job this worker ends (completed,
+// discarded or cancelled) and, every sweepEvery, the runs of jobs River
+// discarded since the last look, until stop is closed.
+func (w *worker) settleLoop(events <-chan *river.Event, stop <-chan struct{}) {
+	since := time.Now().Add(-sweepFirst)
+	sweep := func() {
+		// River's clock and this one may differ a little: look back a
+		// minute more (settling a run twice does nothing).
+		next := time.Now().Add(-time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		runs, err := w.q.discardedRuns(ctx, since, 500)
+		cancel()
+		if err != nil {
+			w.logf("fabriclab: worker: %v", err)
+			return
+		}
+		for _, run := range runs {
+			w.settle(run)
+		}
+		since = next
+	}
+	sweep()
+	tick := time.NewTicker(sweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			sweep()
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if ev.Job == nil || ev.Kind == river.EventKindJobFailed && ev.Job.State != rivertype.JobStateDiscarded {
+				continue // River retries it
+			}
+			if run, ok := runOf(ev.Job); ok {
+				w.settle(run)
+			}
+		}
+	}
+}
+
+// settle ends run if River is done with its jobs with rows missing.
+func (w *worker) settle(run int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pr, failed, err := w.q.Settle(ctx, w.cfg.Store, run)
+	switch {
+	case err != nil:
+		w.logf("fabriclab: worker: run %d: could not tell whether River is done with it: %s", run, oneLine(err.Error()))
+	case failed:
+		w.logf("fabriclab: worker: %s", SettledMessage(run, pr))
+	}
 }
 
 // RescueAfter is how long after it started a job whose worker died is run
@@ -163,6 +241,15 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if jr.Stopped || !jr.Ran {
 		why := "the worker is stopping"
 		switch timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded); {
+		case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
+			// fabriclab cancel, or the launch page's Cancel: River
+			// keeps the job cancelled, it is not retried.
+			why = "the job was cancelled ('fabriclab cancel', or Cancel on its launch page): it is not retried"
+			if !jr.Ran {
+				why = "while it waited for cores, " + why
+			}
+			w.logf("%s: stopped after %s: %s", where, jr.Elapsed.Round(time.Millisecond), why)
+			return river.JobCancel(fmt.Errorf("%s: stopped: %s", where, why))
 		case timedOut && !jr.Ran:
 			why = fmt.Sprintf("it waited for cores (one per part of sim.partitions) longer than the job timeout of %s: give the worker a --concurrency of its CPUs ÷ the partitions, or a longer --job-timeout", w.cfg.JobTimeout)
 		case timedOut:
@@ -170,7 +257,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		case !jr.Ran:
 			why += " (it was waiting for cores)"
 		}
-		w.logf("%s: stopped after %s: %s", where, jr.Elapsed.Round(time.Millisecond), why)
+		line := fmt.Sprintf("%s: stopped after %s: %s", where, jr.Elapsed.Round(time.Millisecond), why)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && job.Attempt >= job.MaxAttempts {
+			line += fmt.Sprintf("; that was its last attempt (%d of %d): River gives up on it", job.Attempt, job.MaxAttempts)
+		}
+		w.logf("%s", line)
 		return fmt.Errorf("%s: stopped: %s", where, why)
 	}
 	saved, ended, err := w.cfg.Store.AddQueuedResult(a.Run, a.Variant, a.Size, w.cfg.Row(jr))

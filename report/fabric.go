@@ -24,7 +24,8 @@ type Fabric struct {
 	Variant string
 	Fields  []FabricField
 	// NICGBps is the host link's rate in GB/s (the line drawn on bus
-	// bandwidth charts); 0 when unknown.
+	// bandwidth charts): a topology file's host links' rate, host_link's
+	// for the other kinds; 0 when unknown or the file's host links differ.
 	NICGBps float64
 }
 
@@ -39,6 +40,7 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 	}
 	hosts := scenario.Hosts(t)
 	ts := scenario.TopoSpec(s)
+	var links string
 	switch t.Kind {
 	case "leaf-spine":
 		leaves := 0
@@ -46,11 +48,11 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 			leaves = hosts / t.HostsPerLeaf
 		}
 		spines := topo.LeafSpines(ts)
-		add("topology", "leaf-spine, %d hosts, %d leaves of %d, %d spines (%s)", hosts, leaves, t.HostsPerLeaf, spines,
-			oversub(t.HostsPerLeaf, t.HostLink.Rate, spines, t.FabricLink.Rate))
+		add("topology", "leaf-spine, %s, %s of %d, %s (%s)", plural(hosts, "host", "hosts"), plural(leaves, "leaf", "leaves"), t.HostsPerLeaf,
+			plural(spines, "spine", "spines"), oversub(t.HostsPerLeaf, t.HostLink.Rate, spines, t.FabricLink.Rate))
 	case "fat-tree":
-		add("topology", "fat-tree k=%d, %d hosts, %d edge + %d aggregation + %d core switches (1:1, non-blocking)",
-			t.K, hosts, t.K*t.K/2, t.K*t.K/2, t.K*t.K/4)
+		add("topology", "fat-tree k=%d, %s, %d edge + %d aggregation + %d core switches (1:1, non-blocking)",
+			t.K, plural(hosts, "host", "hosts"), t.K*t.K/2, t.K*t.K/2, t.K*t.K/4)
 	case "rail":
 		per := t.ServersPerGroup
 		if per <= 0 {
@@ -64,21 +66,34 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 		if per > 0 {
 			groups = t.Servers / per
 		}
-		add("topology", "rail-optimized, %d servers × %d GPUs = %d hosts, %d group(s) of %d servers, %d rail leaves, %d spines (%s)",
-			t.Servers, t.GPUsPerServer, hosts, groups, per, groups*t.GPUsPerServer, spines,
-			oversub(per, t.HostLink.Rate, spines, t.FabricLink.Rate))
+		add("topology", "rail-optimized, %s × %s = %s, %s of %s, %s, %s (%s)",
+			plural(t.Servers, "server", "servers"), plural(t.GPUsPerServer, "GPU", "GPUs"), plural(hosts, "host", "hosts"),
+			plural(groups, "group", "groups"), plural(per, "server", "servers"), plural(groups*t.GPUsPerServer, "rail leaf", "rail leaves"),
+			plural(spines, "spine", "spines"), oversub(per, t.HostLink.Rate, spines, t.FabricLink.Rate))
+	case "custom", "ns3":
+		// The file's nodes and links, not host_link and fabric_link (which
+		// such a file does not use for its links).
+		if g := ts.Graph; g != nil {
+			add("topology", "%s", graphTopology(t.Kind, t.File, g))
+			links, f.NICGBps = graphLinks(g)
+		} else {
+			add("topology", "%s (%s, not read), %s", t.Kind, t.File, plural(hosts, "host", "hosts"))
+			links, f.NICGBps = "as in "+t.File, 0
+		}
 	default:
-		add("topology", "%s, %d hosts", t.Kind, hosts)
+		add("topology", "%s, %s", t.Kind, plural(hosts, "host", "hosts"))
 	}
-	links := fmt.Sprintf("hosts %s, fabric %s, %s one-way", t.HostLink.Rate, t.FabricLink.Rate, t.HostLink.Delay)
-	if t.FabricLink.Delay != t.HostLink.Delay {
-		links = fmt.Sprintf("hosts %s (%s), fabric %s (%s) one-way", t.HostLink.Rate, t.HostLink.Delay, t.FabricLink.Rate, t.FabricLink.Delay)
+	if links == "" {
+		links = fmt.Sprintf("hosts %s, fabric %s, %s one-way", t.HostLink.Rate, t.FabricLink.Rate, t.HostLink.Delay)
+		if t.FabricLink.Delay != t.HostLink.Delay {
+			links = fmt.Sprintf("hosts %s (%s), fabric %s (%s) one-way", t.HostLink.Rate, t.HostLink.Delay, t.FabricLink.Rate, t.FabricLink.Delay)
+		}
 	}
 	if t.ScaleUp.Rate > 0 {
 		links += fmt.Sprintf("; scale-up %s per GPU", t.ScaleUp.Rate)
 	}
 	if len(t.Failures) > 0 {
-		links += fmt.Sprintf("; %d link failure(s)", len(t.Failures))
+		links += "; " + plural(len(t.Failures), "link failure", "link failures")
 	}
 	add("links", "%s", links)
 	fwd := sw.Forwarding
@@ -172,6 +187,99 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 	}
 	add("transport", "%s; MTU %s, %s%s", cc, s.NIC.MTU, order, extra)
 	return f
+}
+
+// plural is "1 spine", "4 spines".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// maxTiersNamed is how many tiers a file's topology line names; a file
+// with more gives only their number.
+const maxTiersNamed = 4
+
+// graphTopology is the topology line of a fabric read from a file:
+// "ns3 (ns.txt), 16 hosts, 6 switches in 2 tiers (tier1, tier2)".
+func graphTopology(kind, file string, g *topo.Graph) string {
+	tiers := plural(len(g.Tiers), "tier", "tiers")
+	if len(g.Tiers) > 0 && len(g.Tiers) <= maxTiersNamed {
+		tiers += " (" + strings.Join(g.Tiers, ", ") + ")"
+	}
+	out := fmt.Sprintf("%s (%s), %s, %s in %s", kind, file, plural(len(g.HostNodes), "host", "hosts"),
+		plural(g.Switches, "switch", "switches"), tiers)
+	if g.ServerSize > 0 {
+		out += fmt.Sprintf(", servers of %s", plural(g.ServerSize, "host", "hosts"))
+	}
+	return out
+}
+
+// span is the least and the most of a set of link rates and delays.
+type span struct {
+	n                int
+	loRate, hiRate   units.Rate
+	loDelay, hiDelay units.Duration
+}
+
+func (s *span) add(r units.Rate, d units.Duration) {
+	if s.n == 0 || r < s.loRate {
+		s.loRate = r
+	}
+	if s.n == 0 || r > s.hiRate {
+		s.hiRate = r
+	}
+	if s.n == 0 || d < s.loDelay {
+		s.loDelay = d
+	}
+	if s.n == 0 || d > s.hiDelay {
+		s.hiDelay = d
+	}
+	s.n++
+}
+
+func (s span) rate() string  { return between(s.loRate.String(), s.hiRate.String()) }
+func (s span) delay() string { return between(s.loDelay.String(), s.hiDelay.String()) }
+
+// between is "100Gbps" for one value, "100–400Gbps" for a range in one
+// unit, "500ns–3us" for a range across units.
+func between(lo, hi string) string {
+	if lo == hi {
+		return lo
+	}
+	unit := func(v string) string {
+		return strings.TrimLeft(v, "0123456789.")
+	}
+	if u := unit(lo); u != "" && u == unit(hi) {
+		return strings.TrimSuffix(lo, u) + "–" + hi
+	}
+	return lo + "–" + hi
+}
+
+// graphLinks is the links line of a fabric read from a file, from its
+// links: the host links' rates and delays and the switch-to-switch ones',
+// each a range when they differ. nic is the host links' rate in GB/s when
+// every host link has the same rate, else 0.
+func graphLinks(g *topo.Graph) (links string, nic float64) {
+	var host, fab span
+	for _, l := range g.Links {
+		if g.Nodes[l.A].Switch && g.Nodes[l.B].Switch {
+			fab.add(l.Rate, l.Delay)
+		} else {
+			host.add(l.Rate, l.Delay)
+		}
+	}
+	if len(g.HostRates) == 1 {
+		nic = float64(g.HostRates[0]) / 8e9
+	}
+	switch {
+	case fab.n == 0:
+		return fmt.Sprintf("hosts %s, %s one-way; no switch-to-switch links", host.rate(), host.delay()), nic
+	case host.loDelay == host.hiDelay && host.loDelay == fab.loDelay && fab.loDelay == fab.hiDelay:
+		return fmt.Sprintf("hosts %s, fabric %s, %s one-way", host.rate(), fab.rate(), host.delay()), nic
+	}
+	return fmt.Sprintf("hosts %s (%s), fabric %s (%s) one-way", host.rate(), host.delay(), fab.rate(), fab.delay()), nic
 }
 
 // oversub is "2:1" or "1:1, non-blocking" for a leaf's down and up capacity.

@@ -129,7 +129,7 @@ variants:
 		t.Errorf("fat-tree: %+v", ft)
 	}
 	rail := FabricOf("x", parsed(t, "name: t\ntopology: {kind: rail, servers: 4, gpus_per_server: 8, scale_up: {rate: 3600Gbps}}\nworkload: {kind: alltoall, sizes: {list: [1MiB]}}\n").Base)
-	if rail.Fields[0].Value != "rail-optimized, 4 servers × 8 GPUs = 32 hosts, 1 group(s) of 4 servers, 8 rail leaves, 4 spines (1:1, non-blocking)" ||
+	if rail.Fields[0].Value != "rail-optimized, 4 servers × 8 GPUs = 32 hosts, 1 group of 4 servers, 8 rail leaves, 4 spines (1:1, non-blocking)" ||
 		!strings.Contains(rail.Fields[1].Value, "scale-up 3600Gbps per GPU") {
 		t.Errorf("rail: %+v", rail.Fields[:2])
 	}

@@ -391,7 +391,11 @@ func (c *checker) topologyTiersOf(kind string) []string {
 }
 
 // customNotes: a file's host links at a rate other than
-// topology.host_link.rate, which loads and ideal times are fractions of.
+// topology.host_link.rate, which workload loads (and the reported offered
+// load), Homa's RTT bytes and validate's ideal-time estimates (the
+// sim.time_limit notes) take as the NICs' rate. The reports' ideal times
+// and slowdowns do not: they are computed on the built fabric, from the
+// file's links.
 func customNotes(s *Scenario) []string {
 	g := s.Topology.graph()
 	if g == nil || slices.Contains(g.HostRates, s.Topology.HostLink.Rate) {
@@ -401,6 +405,6 @@ func customNotes(s *Scenario) []string {
 	for i, r := range g.HostRates {
 		rates[i] = r.String()
 	}
-	return []string{fmt.Sprintf("topology.host_link.rate (%v) is not the rate of any host link in %s (%s): workload loads, Homa's RTT bytes and ideal times are computed from host_link.rate; set it to the NICs' rate",
+	return []string{fmt.Sprintf("topology.host_link.rate (%v) is not the rate of any host link in %s (%s): workload loads, Homa's RTT bytes and the sim.time_limit check are computed from host_link.rate (the results' ideal times use the file's links); set it to the NICs' rate",
 		s.Topology.HostLink.Rate, s.Topology.File, strings.Join(rates, ", "))}
 }

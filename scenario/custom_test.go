@@ -133,7 +133,7 @@ func TestCustomTopologyErrors(t *testing.T) {
 		{"extension", top("kind: custom, file: topo.txt"), "t.yaml:1:32: topology.file: topo.txt: a custom topology file is .yaml, .yml or .csv (for an ns-3 topology.txt use topology.kind: ns3)"},
 		{"file error", top("kind: custom, file: bad.csv"),
 			"t.yaml:1:32: topology.file: bad.csv:4: second link between s0 and host0 (the first is at line 3); parallel links are not modelled: give one link the combined rate"},
-		{"ns3 error", top("kind: ns3, file: ls8.csv"), `t.yaml:1:29: topology.file: ls8.csv:1: want "nodes switches links" on the first line, got 1 fields`},
+		{"ns3 error", top("kind: ns3, file: ls8.csv"), `t.yaml:1:29: topology.file: ls8.csv:1: want "nodes switches links" on the first line, got 1 field`},
 		{"servers", top("kind: custom, file: servers.csv"),
 			"t.yaml:1:1: topology.gpus_per_server: servers.csv puts 2 hosts in each server; set gpus_per_server: 2 (servers are consecutive hosts, as the file lists them)"},
 		{"servers ok", top("kind: custom, file: servers.csv, gpus_per_server: 2"), ""},

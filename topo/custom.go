@@ -417,7 +417,7 @@ func (g *Graph) checkServers() error {
 				if size == 0 {
 					size = run
 				} else if run != size {
-					return errf(g.Nodes[g.HostNodes[i-1]].Line, "server %s has %d hosts and server %s %d; every server must have the same number of hosts", cur, run, first.Server, size)
+					return errf(g.Nodes[g.HostNodes[i-1]].Line, "server %s has %s and server %s %d; every server must have the same number of hosts", cur, nOf(run, "host"), first.Server, size)
 				}
 			}
 			cur, run = nd.Server, 0
@@ -426,7 +426,7 @@ func (g *Graph) checkServers() error {
 	}
 	if size != 0 && run != size {
 		last := g.Nodes[g.HostNodes[len(g.HostNodes)-1]]
-		return errf(last.Line, "server %s has %d hosts and server %s %d; every server must have the same number of hosts", cur, run, first.Server, size)
+		return errf(last.Line, "server %s has %s and server %s %d; every server must have the same number of hosts", cur, nOf(run, "host"), first.Server, size)
 	}
 	if size == 0 {
 		size = run
@@ -508,7 +508,7 @@ func ParseCustomCSV(name string, r io.Reader) (*Graph, error) {
 		switch f[0] {
 		case "node":
 			if len(f) < 3 || len(f) > 5 {
-				return nil, sc.Errorf("want \"node,NAME,host[,,SERVER]\" or \"node,NAME,switch[,TIER]\", got %d fields", len(f))
+				return nil, sc.Errorf("want \"node,NAME,host[,,SERVER]\" or \"node,NAME,switch[,TIER]\", got %s", nOf(len(f), "field"))
 			}
 			nd := GraphNode{Name: f[1], Line: sc.Line()}
 			switch f[2] {
@@ -529,7 +529,7 @@ func ParseCustomCSV(name string, r io.Reader) (*Graph, error) {
 			}
 		case "link":
 			if len(f) != 5 {
-				return nil, sc.Errorf("want \"link,A,B,RATE,DELAY\", got %d fields", len(f))
+				return nil, sc.Errorf("want \"link,A,B,RATE,DELAY\", got %s", nOf(len(f), "field"))
 			}
 			rate, delay, err := linkValues(f[3], f[4])
 			if err != nil {

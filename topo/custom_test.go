@@ -191,7 +191,7 @@ func TestCustomErrors(t *testing.T) {
 		{"reserved tier", "node,s0,switch,host\n", `t.csv:1: tier "host" is reserved (the simulator's name for host ports and scale-up switches)`},
 		{"servers not together", "node,s0,switch\nnode,a,host,,x\nnode,b,host,,y\nnode,c,host,,x\nlink,a,s0,1Gbps,0\nlink,b,s0,1Gbps,0\nlink,c,s0,1Gbps,0\n", "t.csv:4: host c is in server x, whose other hosts are listed earlier; list a server's hosts together"},
 		{"servers of two sizes", "node,s0,switch\nnode,a,host,,x\nnode,b,host,,x\nnode,c,host,,y\nlink,a,s0,1Gbps,0\nlink,b,s0,1Gbps,0\nlink,c,s0,1Gbps,0\n",
-			"t.csv:4: server y has 1 hosts and server x 2; every server must have the same number of hosts"},
+			"t.csv:4: server y has 1 host and server x 2; every server must have the same number of hosts"},
 		{"some servers", "node,s0,switch\nnode,a,host,,x\nnode,b,host\nlink,a,s0,1Gbps,0\nlink,b,s0,1Gbps,0\n", "t.csv:3: host b has no server while host a has one; give every host a server, or none"},
 	}
 	for _, c := range cases {
@@ -210,7 +210,7 @@ func TestNS3Errors(t *testing.T) {
 		{"count", "3 x 2\n", `n.txt:1: switches: "x" is not a count`},
 		{"too many switches", "3 4 2\n", "n.txt:1: 4 switches among 3 nodes"},
 		{"switch limit", "9999999 9999999 2\n", "n.txt:1: 9999999 switches, more than the limit of 131072"},
-		{"switch ids", "3 1 2\n1 2\n", "n.txt:2: the first line says 1 switches, this line lists 2 ids"},
+		{"switch ids", "3 1 2\n1 2\n", "n.txt:2: the first line says 1 switch, this line lists 2 ids"},
 		{"switch id range", "3 1 2\n3\n", `n.txt:2: switch id "3" is not a node id (0–2)`},
 		{"error rate", head + "0 2 100Gbps 0.001ms 0.01\n", `n.txt:3: error rate "0.01": fabriclab loses no packets at random; set it to 0`},
 		{"node range", head + "0 5 100Gbps 0.001ms 0\n", `n.txt:3: node "5" is not a node id (0–2)`},

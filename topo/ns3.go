@@ -45,7 +45,7 @@ func ParseNS3(name string, r io.Reader) (*Graph, error) {
 		return nil, b.errf(max(sc.Line(), 1), "the file is empty: an ns-3 topology starts with \"nodes switches links\"")
 	}
 	if len(f) != 3 {
-		return nil, sc.Errorf("want \"nodes switches links\" on the first line, got %d fields", len(f))
+		return nil, sc.Errorf("want \"nodes switches links\" on the first line, got %s", nOf(len(f), "field"))
 	}
 	var count [3]int
 	for i, what := range []string{"nodes", "switches", "links"} {
@@ -60,7 +60,7 @@ func ParseNS3(name string, r io.Reader) (*Graph, error) {
 	case switches > MaxGraphSwitches:
 		return nil, sc.Errorf("%d switches, more than the limit of %d", switches, MaxGraphSwitches)
 	case switches > nodes:
-		return nil, sc.Errorf("%d switches among %d nodes", switches, nodes)
+		return nil, sc.Errorf("%s among %s", nOf(switches, "switch"), nOf(nodes, "node"))
 	case nodes-switches > MaxGraphHosts:
 		return nil, sc.Errorf("%d hosts, more than the limit of %d", nodes-switches, MaxGraphHosts)
 	case links > MaxGraphLinks:
@@ -75,10 +75,10 @@ func ParseNS3(name string, r io.Reader) (*Graph, error) {
 			if err := sc.Err(); err != nil {
 				return nil, err
 			}
-			return nil, b.errf(sc.Line(), "the file ends before the line of the %d switch ids", switches)
+			return nil, b.errf(sc.Line(), "the file ends before the line of the %s", nOf(switches, "switch id"))
 		}
 		if len(f) != switches {
-			return nil, sc.Errorf("the first line says %d switches, this line lists %d ids", switches, len(f))
+			return nil, sc.Errorf("the first line says %s, this line lists %s", nOf(switches, "switch"), nOf(len(f), "id"))
 		}
 		for _, s := range f {
 			id, err := strconv.Atoi(s)
@@ -108,10 +108,10 @@ func ParseNS3(name string, r io.Reader) (*Graph, error) {
 			break
 		}
 		if len(ls) == links {
-			return nil, sc.Errorf("the first line says %d links; this is one more", links)
+			return nil, sc.Errorf("the first line says %s; this is one more", nOf(links, "link"))
 		}
 		if len(f) != 5 {
-			return nil, sc.Errorf("want \"a b rate delay error-rate\", got %d fields", len(f))
+			return nil, sc.Errorf("want \"a b rate delay error-rate\", got %s", nOf(len(f), "field"))
 		}
 		var end [2]int
 		for i := range 2 {
@@ -137,10 +137,10 @@ func ParseNS3(name string, r io.Reader) (*Graph, error) {
 		return nil, err
 	}
 	if len(ls) < links {
-		return nil, b.errf(max(sc.Line(), 1), "the first line says %d links, the file has %d", links, len(ls))
+		return nil, b.errf(max(sc.Line(), 1), "the first line says %s, the file has %d", nOf(links, "link"), len(ls))
 	}
 	if nodes > links+1 {
-		return nil, b.errf(first, "%d nodes cannot be connected by %d links", nodes, links)
+		return nil, b.errf(first, "%s cannot be connected by %s", nOf(nodes, "node"), nOf(links, "link"))
 	}
 	names := make([]string, nodes)
 	h := 0
@@ -163,4 +163,16 @@ func ParseNS3(name string, r io.Reader) (*Graph, error) {
 		}
 	}
 	return b.Graph(first)
+}
+
+// nOf is n and the noun, plural unless n is 1: "1 link", "2 switches".
+func nOf(n int, noun string) string {
+	if n != 1 {
+		if strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "s") {
+			noun += "es"
+		} else {
+			noun += "s"
+		}
+	}
+	return strconv.Itoa(n) + " " + noun
 }

@@ -10,7 +10,8 @@
 //
 //   - sizes are bytes and end in an upper-case B: B, kB or KB, MB, GB, TB
 //     (powers of ten, as nccl-tests and disk vendors count) and KiB, MiB,
-//     GiB, TiB (powers of two; kiB is accepted too). A bare number is bytes.
+//     GiB, TiB (powers of two, with an upper-case K as IEC writes it: kiB
+//     is refused like KIB). A bare number is bytes.
 //     A lower-case b (8Mb, 8mb, 8Mib) is bits and an error; so are the bare
 //     K, M, G, T shorthands, which would be ambiguous between 10^6 and 2^20
 //     (and mean powers of ten in a rate). A size must come to a whole
@@ -18,13 +19,19 @@
 //   - rates are bits per second and end in bps or b/s with a lower-case b,
 //     after an optional prefix in either case (Gbps, gbps, Gb/s), or are the
 //     prefix alone as a shorthand (100G). An upper-case B (GBps, GB/s,
-//     400GBPS) is bytes and an error. A bare number is an error.
+//     400GBPS) is bytes and an error. A bare number is an error. A rate
+//     must come to a whole number of bits per second (1.5Kbps is fine,
+//     1.5bps is not).
 //   - durations take ps, ns, us, µs (or μs), ms, s in lower case only; a
-//     bare number must be 0.
+//     bare number must be 0. A duration must come to a whole number of
+//     picoseconds, the simulator's clock unit (1.5ns is fine, 1.5ps is
+//     not).
 //
 // Numbers are decimal, with an optional fraction and exponent (1.5e3) and
-// _ separators, and are scaled exactly (no float rounding on the way).
-// Rates and durations are rounded to the nearest bit/s and picosecond.
+// _ separators, and are scaled exactly (no float rounding on the way), so
+// nothing is rounded: a value finer than its base unit is refused. A bare
+// number too large for any unit is refused as too large, not for its
+// missing unit.
 package units
 
 import (
@@ -76,7 +83,7 @@ const (
 var sizeUnits = map[string]int64{
 	"B":  1,
 	"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
-	"kiB": 1 << 10, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
 }
 
 const sizeHint = "B, kB or KB, MB, GB, TB, KiB, MiB, GiB, TiB"
@@ -250,6 +257,9 @@ func ParseRate(s string) (Rate, error) {
 		if d.mant.Sign() == 0 {
 			return 0, nil // zero needs no unit (e.g. "no scale-up domain")
 		}
+		if err := bareRange(s, d, "rate"); err != nil {
+			return 0, err
+		}
 		return 0, fmt.Errorf("%q: a rate needs a unit (e.g. 400Gbps)", s)
 	}
 	if strings.Contains(u, "B") {
@@ -273,8 +283,14 @@ func ParseRate(s string) (Rate, error) {
 		}
 		return 0, errors.New(msg)
 	}
-	x, _, err := value(s, d, m, "rate")
-	return Rate(x), err
+	x, exact, err := value(s, d, m, "rate")
+	if err != nil {
+		return 0, err
+	}
+	if !exact {
+		return 0, fmt.Errorf("%q: not a whole number of bits per second; rates are counted in whole bits per second (1.5Kbps is 1500bps)", s)
+	}
+	return Rate(x), nil
 }
 
 // ParseSize parses "64KiB", "8MB", "1500", "4096B" (see the package rules):
@@ -338,6 +354,9 @@ func ParseDuration(s string) (Duration, error) {
 		if d.mant.Sign() == 0 {
 			return 0, nil
 		}
+		if err := bareRange(s, d, "duration"); err != nil {
+			return 0, err
+		}
 		return 0, fmt.Errorf("%q: a duration needs a unit (%s)", s, durationHint)
 	}
 	m, ok := durationUnits[u]
@@ -347,8 +366,22 @@ func ParseDuration(s string) (Duration, error) {
 		}
 		return 0, fmt.Errorf("%q: unknown duration unit %q (use %s)", s, u, durationHint)
 	}
-	x, _, err := value(s, d, m, "duration")
-	return Duration(x), err
+	x, exact, err := value(s, d, m, "duration")
+	if err != nil {
+		return 0, err
+	}
+	if !exact {
+		return 0, fmt.Errorf("%q: finer than a picosecond; durations are whole picoseconds, the simulator's clock unit (1.5ns is 1500ps)", s)
+	}
+	return Duration(x), nil
+}
+
+// bareRange refuses a bare number that no unit could make valid (too
+// large even in the base unit, or negative) for that reason rather than
+// for the unit it lacks.
+func bareRange(s string, d decimal, kind string) error {
+	_, _, err := value(s, d, 1, kind)
+	return err
 }
 
 // String prints the rate in the largest unit that keeps it readable.
@@ -381,25 +414,36 @@ func (s Size) String() string {
 	return fmt.Sprintf("%d%s", best, name)
 }
 
-// String prints the duration in the largest unit that keeps it readable.
+// String prints the duration in the largest unit that keeps it readable,
+// exactly (to the picosecond), so that it parses back to itself.
 func (d Duration) String() string {
-	a := d
-	if a < 0 {
-		a = -a
-	}
-	switch {
-	case a == 0:
+	if d == 0 {
 		return "0s"
-	case a >= Second:
-		return trimFloat(float64(d)/1e12) + "s"
-	case a >= Millisecond:
-		return trimFloat(float64(d)/1e9) + "ms"
-	case a >= Microsecond:
-		return trimFloat(float64(d)/1e6) + "us"
-	case a >= Nanosecond:
-		return trimFloat(float64(d)/1e3) + "ns"
 	}
-	return fmt.Sprintf("%dps", int64(d))
+	sign, a := "", uint64(d)
+	if d < 0 {
+		sign, a = "-", -uint64(d)
+	}
+	for _, u := range []struct {
+		v    uint64
+		name string
+	}{{uint64(Second), "s"}, {uint64(Millisecond), "ms"}, {uint64(Microsecond), "us"}, {uint64(Nanosecond), "ns"}} {
+		if a >= u.v {
+			return sign + exactQuotient(a, u.v) + u.name
+		}
+	}
+	return sign + strconv.FormatUint(a, 10) + "ps"
+}
+
+// exactQuotient writes a/unit (unit a power of ten) in decimal without
+// rounding or trailing zeros: 2500/1000 is "2.5".
+func exactQuotient(a, unit uint64) string {
+	q, r := a/unit, a%unit
+	if r == 0 {
+		return strconv.FormatUint(q, 10)
+	}
+	frac := strconv.FormatUint(unit+r, 10)[1:] // r with the unit's leading zeros
+	return strconv.FormatUint(q, 10) + "." + strings.TrimRight(frac, "0")
 }
 
 // Seconds converts to float seconds for reporting.

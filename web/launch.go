@@ -39,6 +39,9 @@ type launch struct {
 	file   *scenario.File
 	text   []byte
 	sets   []string
+	// sub is the launch's jobs for the job queue (serve --queue), made
+	// when the launch is checked, before anything is saved.
+	sub    *queue.Submission
 	ctx    context.Context
 	cancel context.CancelFunc
 	// cancelled: the user cancelled (a closing server cancels ctx too,
@@ -276,12 +279,11 @@ func (lr *launcher) runQueued(l *launch, id int64, jobs []scenario.Job, started 
 		_ = s.cfg.Store.FinishRun(id, store.StatusFailed, time.Now().UTC().Format(time.RFC3339))
 		l.update(func() { l.state, l.runID, l.errMsg = store.StatusFailed, id, msg })
 	}
-	sub, err := queue.Plan(l.Source, l.file, jobs, l.sets, nil, s.cfg.Version)
-	if err != nil {
-		fail(oneLine(err.Error()))
+	if l.sub == nil { // cannot happen: launchPost plans every launch it queues with a job queue
+		fail("the launch was not planned for the job queue")
 		return
 	}
-	if err := s.cfg.Queue.Submit(l.ctx, id, sub); err != nil {
+	if err := s.cfg.Queue.Submit(l.ctx, id, *l.sub); err != nil {
 		if l.ctx.Err() != nil {
 			_ = s.cfg.Store.FinishRun(id, store.StatusInterrupted, time.Now().UTC().Format(time.RFC3339))
 			l.update(func() {
@@ -532,6 +534,26 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 			source = ex
 		}
 	}
+	l, code, msg := s.accept(text, source, sets)
+	if msg != "" {
+		back(code, msg)
+		return
+	}
+	if !s.jobs.add(l) {
+		back(http.StatusServiceUnavailable, busyMsg)
+		return
+	}
+	http.Redirect(w, r, "/launches/"+strconv.FormatInt(l.ID, 10), http.StatusSeeOther)
+}
+
+// accept makes every check a launch must pass before anything of it is
+// saved or queued, for the local pool and the job queue alike: the
+// scenario as validate reads it (only files the server serves), its jobs
+// as a build would take them (Config.Check), and, with a job queue, the
+// jobs as `fabriclab submit` plans them (queue.Plan: the files a queued
+// job carries, named relative to the scenario). It returns the launch, or
+// the status and message the launch page answers with.
+func (s *Server) accept(text, source string, sets []string) (*launch, int, string) {
 	dir := s.cfg.ExamplesDir
 	if dir == "" {
 		dir = os.TempDir()
@@ -539,6 +561,12 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 	name := filepath.Join(dir, source)
 	if source == "pasted" {
 		name = filepath.Join(dir, "pasted.yaml")
+	}
+	if n := int64(len(text)); n > scenario.DefaultMaxBytes {
+		// scenario's own message names run's --max-scenario-size, which
+		// serve does not have.
+		return nil, http.StatusUnprocessableEntity, fmt.Sprintf("%s: the scenario is %d bytes, larger than the %d MiB (%d bytes) a launch may be (the server's limit, which no option raises; `fabriclab run --max-scenario-size` runs a larger file from the command line)",
+			filepath.Base(name), n, scenario.DefaultMaxBytes>>20, scenario.DefaultMaxBytes)
 	}
 	allow := func(path string) error {
 		if s.allowedRef(path) {
@@ -548,33 +576,28 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := scenario.ParseOptions(name, []byte(text), scenario.Options{Sets: sets, AllowFile: allow})
 	if err != nil {
-		back(http.StatusUnprocessableEntity, shortPaths(oneLine(err.Error()), dir))
-		return
+		return nil, http.StatusUnprocessableEntity, shortPaths(oneLine(err.Error()), dir)
 	}
 	for _, ref := range f.ReferencedFiles() {
 		if !s.allowedRef(ref) {
-			back(http.StatusUnprocessableEntity, fmt.Sprintf("the scenario reads %s, outside the examples directory: the server runs only files it serves", filepath.Base(ref)))
-			return
+			return nil, http.StatusUnprocessableEntity, fmt.Sprintf("the scenario reads %s, outside the examples directory: the server runs only files it serves", filepath.Base(ref))
 		}
 	}
 	jobs := f.Jobs()
 	if len(jobs) == 0 {
-		back(http.StatusUnprocessableEntity, "the scenario has no jobs to run")
-		return
+		return nil, http.StatusUnprocessableEntity, "the scenario has no jobs to run"
 	}
 	if s.cfg.Check != nil {
 		// A check may build a job (traffic engineering, telemetry flows):
 		// at most as many at once as launches run, and none for a launch
 		// the queue has no room for.
 		if s.jobs.full() {
-			back(http.StatusServiceUnavailable, busyMsg)
-			return
+			return nil, http.StatusServiceUnavailable, busyMsg
 		}
 		select {
 		case s.checking <- struct{}{}:
 		default:
-			back(http.StatusServiceUnavailable, "the server is busy checking other launches; try again in a moment")
-			return
+			return nil, http.StatusServiceUnavailable, "the server is busy checking other launches; try again in a moment"
 		}
 		msg := ""
 		for _, j := range jobs {
@@ -585,16 +608,20 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 		}
 		<-s.checking
 		if msg != "" {
-			back(http.StatusUnprocessableEntity, msg)
-			return
+			return nil, http.StatusUnprocessableEntity, msg
 		}
 	}
 	l := &launch{Name: nameOf(f, source), Source: source, file: f, text: []byte(text), sets: sets}
-	if !s.jobs.add(l) {
-		back(http.StatusServiceUnavailable, busyMsg)
-		return
+	if s.cfg.Queue != nil {
+		// What `submit` refuses is refused here, before the run is saved
+		// (it was refused after, leaving a failed run with no rows).
+		sub, err := queue.Plan(source, f, jobs, sets, nil, s.cfg.Version)
+		if err != nil {
+			return nil, http.StatusUnprocessableEntity, "the job queue cannot take it: " + markPaths(oneLine(err.Error()), dir)
+		}
+		l.sub = &sub
 	}
-	http.Redirect(w, r, "/launches/"+strconv.FormatInt(l.ID, 10), http.StatusSeeOther)
+	return l, 0, ""
 }
 
 // shortPaths writes the paths in a launch's error relative to the folders
@@ -603,28 +630,43 @@ func (s *Server) launchPost(w http.ResponseWriter, r *http.Request) {
 // folder is cut only where a path starts (the message's start, or after a
 // space, quote, parenthesis or colon), so that a longer path that merely
 // contains the folder's name is left whole.
-func shortPaths(msg, dir string) string {
-	for _, d := range []string{dir, os.Getenv(scenario.WorkloadsEnv)} {
+func shortPaths(msg, dir string) string { return replacePaths(msg, dir, "", "") }
+
+// markPaths is shortPaths for a message about absolute paths (the job
+// queue refuses them): the folders are named, not dropped, so that a path
+// does not read as a relative one ("<examples>/flows.txt").
+func markPaths(msg, dir string) string {
+	return replacePaths(msg, dir, "<examples>/", "<workloads>/")
+}
+
+func replacePaths(msg, dir, dirAs, workloadsAs string) string {
+	for i, d := range []string{dir, os.Getenv(scenario.WorkloadsEnv)} {
 		if d == "" {
 			continue
+		}
+		as := dirAs
+		if i == 1 {
+			as = workloadsAs
 		}
 		forms := []string{filepath.Clean(d) + string(filepath.Separator)}
 		if abs, err := filepath.Abs(d); err == nil && abs+string(filepath.Separator) != forms[0] {
 			forms = append(forms, abs+string(filepath.Separator))
 		}
 		for _, f := range forms {
-			msg = cutAtPathStarts(msg, f)
+			msg = cutAtPathStarts(msg, f, as)
 		}
 	}
 	return msg
 }
 
-// cutAtPathStarts removes prefix wherever a path starts with it in msg.
-func cutAtPathStarts(msg, prefix string) string {
+// cutAtPathStarts replaces prefix with as wherever a path starts with it
+// in msg.
+func cutAtPathStarts(msg, prefix, as string) string {
 	var b strings.Builder
 	for i := 0; i < len(msg); {
 		if strings.HasPrefix(msg[i:], prefix) && (i == 0 || strings.IndexByte(" \t\"'`(:", msg[i-1]) >= 0) {
 			i += len(prefix)
+			b.WriteString(as)
 			continue
 		}
 		b.WriteByte(msg[i])

@@ -42,8 +42,9 @@ const perPage = 50
 // runRow is one line of the runs page.
 type runRow struct {
 	store.Meta
-	Overrides string
-	Rows      string
+	Overrides  string
+	Rows       string
+	StatusText string // "running (stale?)" for a run whose process is gone
 }
 
 // runsPage lists the runs, newest first, filtered by name, tag, status
@@ -52,11 +53,11 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := store.Filter{Name: strings.TrimSpace(q.Get("name")), Tag: strings.TrimSpace(q.Get("tag"))}
 	var err error
-	if f.Since, err = parseDay(q.Get("since"), false); err != nil {
+	if f.Since, err = parseDay(q.Get("since")); err != nil {
 		s.fail(w, r, http.StatusBadRequest, "since: "+err.Error())
 		return
 	}
-	if f.Until, err = parseDay(q.Get("until"), true); err != nil {
+	if f.Until, err = parseDay(q.Get("until")); err != nil {
 		s.fail(w, r, http.StatusBadRequest, "until: "+err.Error())
 		return
 	}
@@ -88,7 +89,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	rows := make([]runRow, 0, hi-lo)
 	for _, m := range sel[lo:hi] {
 		m.ScenarioText = "" // not shown here
-		rows = append(rows, runRow{Meta: m, Overrides: overrides(m), Rows: rowCount(m)})
+		rows = append(rows, runRow{Meta: m, Overrides: overrides(m), Rows: rowCount(m), StatusText: statusText(m)})
 	}
 	var sts []string
 	for st := range statuses {
@@ -116,20 +117,32 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "runs", "Runs", data)
 }
 
-// parseDay reads a YYYY-MM-DD date (UTC); end makes it the day after, so
-// an until date includes its day.
-func parseDay(v string, end bool) (time.Time, error) {
+// parseDay reads a since or until value as `fabriclab runs --since/--until`
+// does: a date (YYYY-MM-DD, midnight UTC) or an RFC 3339 time. Runs are
+// those started at or after since and before until (store.Filter), so an
+// until date is not included: since=D&until=D lists nothing, as the
+// command line does.
+func parseDay(v string) (time.Time, error) {
 	if v = strings.TrimSpace(v); v == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse("2006-01-02", v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not a date like 2026-12-01", v)
+	if t, err := time.Parse("2006-01-02", v); err == nil {
+		return t, nil
 	}
-	if end {
-		t = t.AddDate(0, 0, 1)
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
 	}
-	return t, nil
+	return time.Time{}, fmt.Errorf("%q is not a date like 2026-12-01 or a time like 2026-12-01T14:00:00Z", v)
+}
+
+// statusText is a run's status as `fabriclab runs` shows it: a run still
+// marked running whose process on this machine is gone (killed) is
+// "running (stale?)" (store.Meta.Stale, the command line's test).
+func statusText(m store.Meta) string {
+	if m.Stale() {
+		return m.Status + " (stale?)"
+	}
+	return m.Status
 }
 
 // overrides says what changed a run from its file, as show's "#
@@ -217,7 +230,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, "run", fmt.Sprintf("Run %d", m.ID), map[string]any{
-		"Meta": m, "Overrides": overrides(m), "Rows": rowCount(m), "Tables": tables.String(),
+		"Meta": m, "Status": statusText(m), "Overrides": overrides(m), "Rows": rowCount(m), "Tables": tables.String(),
 		"Fabric": fabricSummary(out), "Variants": out.Variants, "HostsRows": hostsRows,
 	})
 }

@@ -41,6 +41,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"fabriclab/queue"
 	"fabriclab/runner"
@@ -148,8 +150,50 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /login", s.loginPost)
 	static, _ := fs.Sub(assets, "static")
 	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, http.StatusNotFound, "no such page") })
+	// No catch-all "/" route: it would match every method and hide the
+	// mux's 405 (with Allow) for a known path asked with the wrong method.
+	// Requests no route takes are answered by unrouted.
 	s.mux = m
+}
+
+// unrouted answers a request that no route takes (ServeMux.Handler gives
+// no pattern): the mux's own answer — a redirect to the canonical path, a
+// 405 with the Allow header for a known path asked with another method,
+// or a 404 — with the error page in place of its plain text.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
+	h, _ := s.mux.Handler(r)
+	rec := &recorder{header: http.Header{}}
+	h.ServeHTTP(rec, r)
+	switch {
+	case rec.code == http.StatusMethodNotAllowed:
+		allow := rec.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		s.fail(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed here (allowed: %s)", r.Method, allow))
+	case rec.code >= 300 && rec.code < 400 && rec.header.Get("Location") != "":
+		http.Redirect(w, r, rec.header.Get("Location"), rec.code)
+	default:
+		s.fail(w, r, http.StatusNotFound, "no such page")
+	}
+}
+
+// recorder keeps the status and headers of the mux's internal handlers
+// (unrouted); their bodies are plain text and dropped.
+type recorder struct {
+	header http.Header
+	code   int
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return len(b), nil
+}
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
 }
 
 // TLS is what Listen needs to serve HTTPS: a certificate and key, and
@@ -253,13 +297,24 @@ func (s *Server) authorized(r *http.Request) bool {
 	if len(s.cfg.Token) == 0 {
 		return true
 	}
-	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(h, "Bearer ")), s.cfg.Token) == 1
+	if tok, ok := bearer(r.Header.Get("Authorization")); ok {
+		return subtle.ConstantTimeCompare([]byte(tok), s.cfg.Token) == 1
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
 		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.sessionValue())) == 1
 	}
 	return false
+}
+
+// bearer reads the token of an "Authorization: Bearer TOKEN" header; the
+// scheme's name is case-insensitive (RFC 9110, section 11.1), and spaces
+// may separate it from the token.
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.Trim(tok, " "), true
 }
 
 // maxBody bounds every request body (a scenario is at most 1 MiB).
@@ -289,6 +344,12 @@ func (s *Server) protect(next http.Handler) http.Handler {
 				return
 			}
 			s.fail(w, r, http.StatusUnauthorized, "a token is needed: log in first")
+			return
+		}
+		if _, pattern := s.mux.Handler(r); pattern == "" {
+			// No route takes it (a wrong method gets 405, not a CSRF
+			// refusal or a 404).
+			s.unrouted(w, r)
 			return
 		}
 		if r.Method == http.MethodPost {
@@ -399,10 +460,47 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// safeNext keeps a post-login redirect on this site.
+// safeNext keeps a post-login redirect on this site: a path of this
+// server ("/runs?tag=x"), rebuilt from its parsed, re-encoded parts, or
+// "/runs". Refused: anything but a single leading "/" ("//host" and "/\host"
+// are other sites to a browser), any control character or backslash
+// (browsers drop tabs and newlines, so "/\t/evil.example" becomes
+// "//evil.example", and read "\" as "/"), and a path that decodes to one of
+// those ("/%2F/evil.example", "/%5Cevil.example", "/%09/evil.example").
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
-		return "/runs"
+	const home = "/runs"
+	bad := func(p string) bool {
+		return strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") ||
+			strings.ContainsFunc(p, func(r rune) bool { return r == '\\' || unicode.IsControl(r) || r == utf8.RuneError })
 	}
-	return next
+	if len(next) > 4096 || !strings.HasPrefix(next, "/") || bad(next) {
+		return home
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") || bad(u.Path) {
+		return home
+	}
+	out := u.EscapedPath()
+	if u.RawQuery != "" {
+		out += "?" + escapeQuery(u.RawQuery)
+	}
+	if bad(out) {
+		return home
+	}
+	return out
+}
+
+// escapeQuery percent-encodes what a query may not hold as it is, keeping
+// the rest (and its "%XX" escapes and parameter order) unchanged.
+func escapeQuery(q string) string {
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/?%", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }

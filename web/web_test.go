@@ -145,7 +145,7 @@ func TestPagesAndDownloads(t *testing.T) {
 	for _, c := range []struct{ q, want, not string }{
 		{"?name=alp", ">alpha<", ">beta<"},
 		{"?tag=nightly", ">alpha<", ">beta<"},
-		{"?status=done&since=2026-11-30&until=2026-11-30", ">alpha<", "No runs"},
+		{"?status=done&since=2026-11-30&until=2026-12-01", ">alpha<", "No runs"}, // until: before that day, as runs --until
 		{"?since=2026-12-01", "No runs match", ">alpha<"},
 	} {
 		if code, body, _ := g.get("/runs" + c.q); code != 200 || !strings.Contains(body, c.want) || strings.Contains(body, c.not) {
@@ -186,7 +186,7 @@ func TestPagesAndDownloads(t *testing.T) {
 		t.Errorf("compare: %d\n%s", code, body)
 	}
 	// The form keeps every run asked for (it kept the first).
-	if want := fmt.Sprintf(`name="run" value="%d %d:second"`, a, b); !strings.Contains(body, want) {
+	if want := fmt.Sprintf(`name="runs" value="%d %d:second"`, a, b); !strings.Contains(body, want) {
 		t.Errorf("compare form: want %s", want)
 	}
 	if code, body, _ = g.get(fmt.Sprintf("/compare/report?run=%d,%d", a, b)); code != 200 || !strings.Contains(body, "run 2") {

@@ -136,11 +136,11 @@ func ParseSizeDist(name string, r io.Reader, o ParseOptions) (*SizeDist, error) 
 			case 2:
 				format = "linear"
 			default:
-				return nil, fmt.Errorf("%s:%d: want \"size probability\" or a single mean on the first line, got %d fields", name, line, len(fields))
+				return nil, fmt.Errorf("%s:%d: want \"size probability\" or a single mean on the first line, got %s", name, line, fieldCount(len(fields)))
 			}
 		}
 		if len(fields) != 2 {
-			return nil, fmt.Errorf("%s:%d: want \"size probability\", got %d fields", name, line, len(fields))
+			return nil, fmt.Errorf("%s:%d: want \"size probability\", got %s", name, line, fieldCount(len(fields)))
 		}
 		x, err := sdNumber(fields[0])
 		if err != nil {
@@ -594,4 +594,12 @@ func LoadSizeDistOpts(nameOrPath, sharedDir string, o LoadOptions) (*SizeDist, e
 		d.name = strings.ToLower(nameOrPath)
 	}
 	return d, nil
+}
+
+// fieldCount is "1 field" or "N fields".
+func fieldCount(n int) string {
+	if n == 1 {
+		return "1 field"
+	}
+	return fmt.Sprintf("%d fields", n)
 }

@@ -316,7 +316,7 @@ func TestParseSizeDistErrors(t *testing.T) {
 		{"abc\n", false, `t.txt:1: mean line: "abc" is not a number`},
 		{"-3\n1 1\n", false, "t.txt:1: mean -3 is negative"},
 		{"1 2 3\n", false, `t.txt:1: want "size probability" or a single mean on the first line, got 3 fields`},
-		{"10\n1 0.5\n2\n", false, `t.txt:3: want "size probability", got 1 fields`},
+		{"10\n1 0.5\n2\n", false, `t.txt:3: want "size probability", got 1 field`},
 		{"0 0\n10 x\n", false, `t.txt:2: probability: "x" is not a number`},
 		{"0 0\nNaN 1\n", false, `t.txt:2: size: "NaN" is not a finite number`},
 		{"0 0\n1e999 1\n", false, `t.txt:2: size: "1e999" is out of range`},

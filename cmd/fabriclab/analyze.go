@@ -136,7 +136,7 @@ func (a *app) analyze(cmd *cobra.Command, path string, f analyzeFlags) error {
 		fmt.Fprintf(a.stderr, "fabriclab: switch.forwarding=%s is dynamic: paths are shown as static ECMP would hash them\n", fw)
 	}
 	for _, note := range laterFailures(job.Spec.Topology.Failures) {
-		fmt.Fprintf(a.stderr, "fabriclab: %s\n", note)
+		fmt.Fprintf(a.stderr, "fabriclab: %s\n", forTerm(note))
 	}
 	if f.jsonPath != "-" {
 		writeAnalysis(a.stdout, job, r, f.top)
@@ -210,13 +210,13 @@ func writeAnalysis(w io.Writer, job scenario.Job, r flow.Report, top int) {
 	for _, f := range r.Flows {
 		msgs += f.Msgs
 	}
-	fmt.Fprintf(w, "# analyze: %s, variant %s, size %s: %s (%d messages without dependencies), forwarding %s\n",
-		job.Scenario, job.Variant, units.Size(job.Size), plural(len(r.Flows), "flow"), msgs, job.Spec.Switch.Forwarding)
+	fmt.Fprintf(w, "# analyze: %s, variant %s, size %s: %s (%s without dependencies), forwarding %s\n",
+		forTerm(job.Scenario), forTerm(job.Variant), units.Size(job.Size), plural(len(r.Flows), "flow"), plural(msgs, "message"), job.Spec.Switch.Forwarding)
 	fmt.Fprintf(w, "# max-min fair rates (progressive filling), payload at %.2f%% of the wire rate\n", 100*r.Efficiency)
 	fmt.Fprintf(w, "#%13s %14s %9s %13s %6s  %s\n", "SRC", "DST", "BW(GB/s)", "AGG-BW(GB/s)", "%NIC", "BOTTLENECK")
 	sum, lo := 0.0, math.Inf(1)
 	for _, f := range r.Flows {
-		fmt.Fprintf(w, "%14s %14s %9.2f %13.2f %6.1f  %s\n", f.SrcName, f.DstName, f.GBps, f.AggGBps, f.NICPct, f.Bottleneck)
+		fmt.Fprintf(w, "%14s %14s %9.2f %13.2f %6.1f  %s\n", forTerm(f.SrcName), forTerm(f.DstName), f.GBps, f.AggGBps, f.NICPct, forTerm(f.Bottleneck))
 		sum += f.GBps
 		lo = math.Min(lo, f.GBps)
 	}
@@ -228,23 +228,72 @@ func writeAnalysis(w io.Writer, job scenario.Job, r flow.Report, top int) {
 		fmt.Fprintf(w, "\n# most loaded links (%d of %d in use)\n", n, len(r.Links))
 		fmt.Fprintf(w, "#%27s %6s %14s %14s %15s %7s %11s\n", "LINK", "FLOWS", "OFFERED(Gb/s)", "CARRIED(Gb/s)", "CAPACITY(Gb/s)", "LOAD%", "BOTTLENECK")
 		for _, l := range r.Links[:n] {
-			fmt.Fprintf(w, "%28s %6d %14.1f %14.1f %15.1f %7.1f %11d\n", l.Name, l.Flows, l.OfferedGbps, l.CarriedGbps,
+			fmt.Fprintf(w, "%28s %6d %14.1f %14.1f %15.1f %7.1f %11d\n", forTerm(l.Name), l.Flows, l.OfferedGbps, l.CarriedGbps,
 				l.CapacityGbps, 100*l.OfferedGbps/l.CapacityGbps, l.Bottleneck)
 		}
 	}
 	if len(r.Collisions) > 0 {
 		fmt.Fprintf(w, "\n# ECMP collisions: flows per switch-to-switch link\n")
-		fmt.Fprintf(w, "#%15s %6s %6s %5s %6s %6s  %s\n", "TIER", "LINKS", "FLOWS", "MAX", "MEAN", "IDEAL", "HISTOGRAM (links with 0,1,2,… flows)")
+		fmt.Fprintf(w, "#%15s %6s %6s %5s %6s %6s  %s\n", "TIER", "LINKS", "FLOWS", "MAX", "MEAN", "IDEAL", "HISTOGRAM (n×k: k links carry n flows)")
 		for _, c := range r.Collisions {
-			h := make([]string, len(c.Histogram))
-			for i, x := range c.Histogram {
-				h[i] = fmt.Sprint(x)
-			}
-			fmt.Fprintf(w, "%16s %6d %6d %5d %6.2f %6d  %s\n", c.Group, c.Links, c.Flows, c.Max, c.Mean, c.Ideal, strings.Join(h, " "))
+			fmt.Fprintf(w, "%16s %6d %6d %5d %6.2f %6d  %s\n", forTerm(c.Group), c.Links, c.Flows, c.Max, c.Mean, c.Ideal, histogramText(c.Histogram))
 		}
 	}
 	fmt.Fprintf(w, "\n# predicted completion (rates held constant): %s vs ideal %s at NIC rate (%.2f×)\n",
 		seconds(r.CompletionS), seconds(r.IdealS), r.Slowdown)
+}
+
+// A histogram line lists at most maxHistogramEntries flow counts exactly,
+// else at most histogramRanges ranges of them (and the idle links).
+const (
+	maxHistogramEntries = 16
+	histogramRanges     = 12
+)
+
+// histogramText writes h (h[n] links carry n flows) as its non-zero
+// entries, "n×k" for k links with n flows: "0×2 3×12 4×2". When more than
+// maxHistogramEntries flow counts occur, the counts above 0 are merged
+// into at most histogramRanges ranges of equal width from the
+// smallest to the largest, "lo–hi×k" ("0×2 870–875×3 876–881×5"), so that
+// the line stays short however many flows the links carry.
+func histogramText(h []int) string {
+	var used []int // flow counts some link carries
+	for n, k := range h {
+		if k > 0 {
+			used = append(used, n)
+		}
+	}
+	if len(used) == 0 {
+		return "-"
+	}
+	var parts []string
+	if len(used) <= maxHistogramEntries {
+		for _, n := range used {
+			parts = append(parts, fmt.Sprintf("%d×%d", n, h[n]))
+		}
+		return strings.Join(parts, " ")
+	}
+	if used[0] == 0 {
+		parts = append(parts, fmt.Sprintf("0×%d", h[0])) // idle links, exactly
+		used = used[1:]
+	}
+	lo, hi := used[0], used[len(used)-1]
+	width := (hi - lo + histogramRanges) / histogramRanges // ⌈(hi−lo+1)/ranges⌉
+	for from := lo; from <= hi; from += width {
+		to := min(from+width-1, hi)
+		k := 0
+		for _, x := range h[from : to+1] {
+			k += x
+		}
+		switch {
+		case k == 0:
+		case from == to:
+			parts = append(parts, fmt.Sprintf("%d×%d", from, k))
+		default:
+			parts = append(parts, fmt.Sprintf("%d–%d×%d", from, to, k))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // seconds prints s in us or ms.

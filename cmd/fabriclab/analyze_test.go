@@ -152,8 +152,8 @@ workload:
 	}
 	out := stdout.String()
 	for _, want := range []string{
-		"\n      leaf→spine      3      4     2   1.33      2  1 0 2\n",
-		"\n      spine→leaf      3      4     2   1.33      2  1 0 2\n",
+		"\n      leaf→spine      3      4     2   1.33      2  0×1 2×2\n",
+		"\n      spine→leaf      3      4     2   1.33      2  0×1 2×2\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)

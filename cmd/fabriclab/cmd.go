@@ -131,9 +131,7 @@ PFC pauses and ECN marks, like nccl-tests on a real cluster.`,
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageErr(cmd, "%v", err)
-	})
+	root.SetFlagErrorFunc(flagErrorFunc) // a bad number says what the flag takes
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		// An empty --db '' (an unset shell variable) must not quietly
 		// mean the default database.
@@ -274,7 +272,7 @@ without contacting any agent.`,
 					fmt.Fprintf(a.stderr, "fabriclab: %s\n", safetext.Terminal(oneLine(withPath(path, err).Error())))
 					continue
 				}
-				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", path, plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
+				fmt.Fprintf(a.stdout, "%s: ok (%s, %s)\n", safetext.Terminal(path), plural(len(p.Variants), "variant"), plural(len(p.Jobs), "job"))
 				a.printFileNotes(noteFile(path), p, false)
 				if engine == "hosts" {
 					a.printHostsNotes(noteFile(path), p, runFlags{})
@@ -430,7 +428,7 @@ func (a *app) printFileNotes(file string, p *plan, quiet bool) {
 		for _, n := range v.Notes {
 			if !seen[n] {
 				seen[n] = true
-				fmt.Fprintf(a.stderr, "fabriclab: note: %s%s\n", notePlace(file), n)
+				fmt.Fprintf(a.stderr, "fabriclab: note: %s%s\n", notePlace(file), safetext.Terminal(n))
 			}
 		}
 	}

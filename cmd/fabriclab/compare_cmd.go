@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -22,7 +23,11 @@ func parseCompareArg(s string) (compareArg, error) {
 	run, variant, hasVariant := strings.Cut(s, ":")
 	id, err := store.ParseID(run)
 	if err != nil {
-		return compareArg{}, fmt.Errorf("%q: %s", s, strings.TrimPrefix(err.Error(), "store: "))
+		msg := strings.TrimPrefix(err.Error(), "store: ")
+		if hasVariant { // the error names the run part only
+			msg = fmt.Sprintf("%q: %s", s, msg)
+		}
+		return compareArg{}, errors.New(msg)
 	}
 	if hasVariant && variant == "" {
 		return compareArg{}, fmt.Errorf("%q: empty variant after ':' (RUN or RUN:VARIANT)", s)

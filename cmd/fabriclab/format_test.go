@@ -36,7 +36,7 @@ func realPlan(t *testing.T) (*plan, string) {
 	return p, path
 }
 
-const wantFabric = `# fabric: leaf-spine, 8 hosts, 2 leaves of 4, 1 spines (4:1 oversubscribed)
+const wantFabric = `# fabric: leaf-spine, 8 hosts, 2 leaves of 4, 1 spine (4:1 oversubscribed)
 #   links: hosts 400Gbps, fabric 400Gbps, 1us one-way
 #   forwarding: ecmp
 #   switches: buffer 32MiB; PFC xoff 512KiB, xon 504KiB, headroom auto; ECN kmin 50KB, kmax 200KB, pmax 0.2 at 100Gbps (scaled per port rate)
@@ -181,7 +181,7 @@ func TestShowFromAnotherDirectory(t *testing.T) {
 	}
 	t.Chdir(other)
 	code, out, stderr := exec("show", "1", "--db", db)
-	if code != 0 || !strings.Contains(out, "\n# fabric: leaf-spine, 4 hosts, 2 leaves of 2, 1 spines") || strings.Contains(out+stderr, "flows.txt") {
+	if code != 0 || !strings.Contains(out, "\n# fabric: leaf-spine, 4 hosts, 2 leaves of 2, 1 spine") || strings.Contains(out+stderr, "flows.txt") {
 		t.Errorf("show: exit %d\n%s\nstderr %s", code, out, stderr)
 	}
 	// The directory moved: the files are found from here, as typed, and

@@ -61,6 +61,10 @@ func loadPlanOptions(path string, o scenario.Options) (*plan, error) {
 		}
 		p.Variants = append(p.Variants, pv)
 	}
+	// Settings no variant reads: said once, with the first variant's.
+	if len(p.Variants) > 0 {
+		p.Variants[0].Notes = append(p.Variants[0].Notes, scenario.UnreadNotes(f)...)
+	}
 	// Jobs are authoritative: make sure every VariantIndex they use has a
 	// name and a collective (e.g. a file without variants runs as one).
 	for _, j := range p.Jobs {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"fabriclab/internal/safetext"
 	"fabriclab/report"
 	"fabriclab/units"
 )
@@ -80,7 +81,7 @@ func parseNCCLSize(s string) (int64, error) {
 	}
 	b := math.Floor(v * mult)
 	if b < 1 || b > 1<<50 {
-		return 0, fmt.Errorf("%q: a size must be from 1 byte to 1PiB", s)
+		return 0, fmt.Errorf("%q: a size must be from 1 byte to 1048576G (2^50 bytes)", s)
 	}
 	return int64(b), nil
 }
@@ -248,7 +249,10 @@ func ncclScenario(test, kind string, args []string, f ncclFlags) (string, error)
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# fabriclab nccl %s\n", strings.Join(args, " "))
+	// The command as a comment: control characters escaped, so that a
+	// newline in a --set value can neither end the comment nor reach
+	// the terminal.
+	fmt.Fprintf(&b, "# fabriclab nccl %s\n", safetext.Terminal(strings.Join(args, " ")))
 	fmt.Fprintf(&b, "# nccl-tests' %s_perf with -b %d -e %d, %s on %d ranks (one per host) of a %s fabric.\n",
 		test, minB, maxB, stepText(step, f.factor), f.ranks, fab.kind)
 	fmt.Fprintf(&b, "name: nccl-%s\n", test)

@@ -222,7 +222,9 @@ wait:
 				cancelled = true
 				break
 			}
-			pr, err := q.Progress(ctx, id)
+			// Settle ends the run (failed) when River is done with its
+			// jobs with rows missing, unless a worker did already.
+			pr, _, err := q.Settle(ctx, st, id)
 			if err != nil && ctx.Err() == nil {
 				return &exitErr{exitError, err.Error()}
 			}
@@ -277,6 +279,9 @@ wait:
 		}
 	case missing > 0:
 		msg := fmt.Sprintf("run %d: %d of %s never ran", id, missing, plural(len(p.Jobs), "job"))
+		if m, err := st.Meta(id); err == nil && m.Status == store.StatusFailed {
+			msg = fmt.Sprintf("run %d failed: %d of %s never ran", id, missing, plural(len(p.Jobs), "job"))
+		}
 		if len(reasons) > 0 {
 			msg += ": " + strings.Join(dedupe(reasons), "; ")
 		}
@@ -351,7 +356,9 @@ all); a job whose worker died is run again by another worker a little after
 --job-timeout from its start (River's rescuer, on the worker that leads,
 looks every 30 s; a new leader takes over within 20 s of a dead one). Give
 every worker the same --job-timeout, above your longest job. Every row lands
-exactly once. A malformed job is refused (cancelled) with the reason.
+exactly once. A malformed job is refused (cancelled) with the reason. When
+River has given up on a job (its 5th attempt failed) or a job was refused,
+the run is marked failed with the rows it has, once its other jobs end.
 
 Each job takes a core of the machine for each of its parts (sim.partitions,
 one without) before it starts, and waits for them (within its timeout): a
@@ -363,14 +370,17 @@ to the queue for another worker; a second signal quits at once.`,
   fabriclab worker            # on the default SQLite database, one job per CPU`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if concurrency < 0 {
-				return usageErr(cmd, "--concurrency must be at least 1, got %d", concurrency)
-			}
-			if concurrency == 0 {
+			switch {
+			case cmd.Flags().Changed("concurrency") && concurrency < 1:
+				return usageErr(cmd, "--concurrency must be at least 1, got %d (leave it out for one job per CPU)", concurrency)
+			case concurrency == 0:
 				concurrency = runtime.NumCPU()
 			}
-			if timeout <= 0 || poll <= 0 {
-				return usageErr(cmd, "--job-timeout and --poll must be positive durations")
+			if timeout <= 0 {
+				return usageErr(cmd, "--job-timeout must be a positive duration, got %s", timeout)
+			}
+			if poll <= 0 {
+				return usageErr(cmd, "--poll must be a positive duration, got %s", poll)
 			}
 			dsn, err := dbDSN(db)
 			if err != nil {
@@ -408,7 +418,7 @@ to the queue for another worker; a second signal quits at once.`,
 		},
 	}
 	cmd.Flags().StringVar(&db, "db", "", dbUsage)
-	cmd.Flags().IntVarP(&concurrency, "concurrency", "c", 0, "run up to `N` jobs at once (default: the number of CPUs); a job split into sim.partitions parts takes a core for each")
+	cmd.Flags().IntVarP(&concurrency, "concurrency", "c", 0, "run up to `N` jobs at once, at least 1 (default: the number of CPUs); a job split into sim.partitions parts takes a core for each")
 	cmd.Flags().DurationVar(&timeout, "job-timeout", time.Hour, "stop (and retry) a job that runs longer than `D`; a dead worker's job is run again elsewhere after about as long. Above your longest job, the same on every worker")
 	cmd.Flags().DurationVar(&poll, "poll", time.Second, "look for new jobs every `D` when idle")
 	_ = cmd.Flags().MarkHidden("poll")

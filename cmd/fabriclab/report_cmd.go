@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,7 +42,8 @@ sentence saying what to enable. --png DIR also writes each chart as a PNG.`,
 			}
 			for _, s := range args {
 				if _, err := store.ParseID(s); err != nil {
-					return usageErr(cmd, "%s", err.Error())
+					// One hint: the message points to 'fabriclab runs'.
+					return &exitErr{exitUsage, strings.TrimPrefix(err.Error(), "store: ")}
 				}
 			}
 			return nil

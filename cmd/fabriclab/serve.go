@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"fabriclab/engines"
 	"fabriclab/hosts/inventory"
 	"fabriclab/queue"
+	"fabriclab/store"
 	"fabriclab/web"
 )
 
@@ -35,7 +40,12 @@ It binds 127.0.0.1:7480. Beyond loopback it needs TLS (--cert-file,
 --key-file) and --token-file (a file only its owner can read, at least 16
 bytes; the browser logs in with it once) or client certificates
 (--client-ca). Launches run with the server's permissions and read only
-files of --examples and the shared size distributions.`,
+files of --examples and the shared size distributions.
+
+Ctrl-C or SIGTERM stops serve: it takes no more launches, stops the
+running ones as their Cancel button does (their finished rows are saved,
+the runs marked interrupted) and exits 130 or 143; launches on the job
+queue (--queue) go on on the workers. A second signal quits at once.`,
 		Example: `  fabriclab serve
   fabriclab serve --db runs.db --examples examples --workers 2
   fabriclab serve --db postgres://lab@db.example/fabriclab --queue
@@ -91,7 +101,7 @@ files of --examples and the shared size distributions.`,
 				scheme = "https"
 			}
 			fmt.Fprintf(a.stderr, "fabriclab: serving %s on %s://%s/\n", st.Name(), scheme, ln.Addr())
-			return s.Serve(cmd.Context(), ln)
+			return a.serveUntilStopped(cmd.Context(), s, st, ln)
 		},
 	}
 	defExamples := ""
@@ -110,4 +120,44 @@ files of --examples and the shared size distributions.`,
 	f.IntVar(&parallel, "parallel", 0, "`N` jobs of one launch run at once (default: the number of CPUs, divided by sim.partitions); every job takes a core per part (sim.partitions) from the machine's CPUs, shared by all launches")
 	f.BoolVar(&useQueue, "queue", false, "send launches to the job queue in the results database (fabriclab worker runs them) instead of this server's pool")
 	return cmd
+}
+
+// serveUntilStopped serves until the server fails or a stop signal
+// arrives (signals.go). The first signal cancels ctx: the server stops
+// taking launches and stops the running ones as the page's Cancel does
+// (web.Server.Serve closes its pool: their finished rows are saved and the
+// runs marked interrupted; queued runs go on on the workers), then serve
+// exits with 128 + the signal. A second signal quits at once, marking
+// interrupted the runs this process still has running.
+func (a *app) serveUntilStopped(ctx context.Context, s *web.Server, st *store.Store, ln net.Listener) error {
+	processStop.jobPhase()
+	defer processStop.onQuit(func() { interruptOwnRuns(st) })()
+	err := s.Serve(ctx, ln)
+	if ctx.Err() == nil {
+		return err
+	}
+	why := "stopped"
+	var c *signalCause
+	if errors.As(context.Cause(ctx), &c) {
+		why = c.Error()
+	}
+	fmt.Fprintf(a.stderr, "fabriclab: serve %s\n", why)
+	return &exitErr{signalExitCode(ctx), ""}
+}
+
+// interruptOwnRuns marks interrupted the runs that this process started
+// and that are still running: a second signal quits before the launches
+// are saved.
+func interruptOwnRuns(st *store.Store) {
+	runs, err := st.Runs(store.Filter{})
+	if err != nil {
+		return
+	}
+	host, _ := os.Hostname()
+	now := time.Now().UTC().Format(time.RFC3339)
+	for _, m := range runs {
+		if m.Status == store.StatusRunning && m.PID == os.Getpid() && m.Host == host {
+			_ = st.FinishRun(m.ID, store.StatusInterrupted, now)
+		}
+	}
 }

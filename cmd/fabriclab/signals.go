@@ -18,8 +18,11 @@ import (
 // changes nothing: the outputs are being written. A second signal quits at
 // once after the registered cleanups: temporary output files are removed
 // (the previous outputs stay as they were) and a saved run is marked
-// interrupted. Outside `run`'s jobs (validate, analyze, export, report, …)
-// there is nothing to stop cleanly, and the first signal quits.
+// interrupted. `serve` and `worker` are in the jobs phase while they serve:
+// the first signal stops serve's launches (saved as interrupted) or the
+// worker's jobs (back to the queue), then they exit 128 + the signal.
+// Outside jobs (validate, analyze, export, report, …) there is nothing to
+// stop cleanly, and the first signal quits.
 
 // stopSignals are the signals that stop a run.
 var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}

@@ -285,7 +285,9 @@ func runIDArg(n int) cobra.PositionalArgs {
 			return usageErr(cmd, "%s needs exactly one run id, got %d arguments", cmd.Name(), len(args))
 		}
 		if _, err := store.ParseID(args[0]); err != nil {
-			return usageErr(cmd, "%s", strings.TrimPrefix(err.Error(), "store: "))
+			// The message already points to 'fabriclab runs': one hint,
+			// not that and --help's too.
+			return &exitErr{exitUsage, strings.TrimPrefix(err.Error(), "store: ")}
 		}
 		return nil
 	}
@@ -307,7 +309,7 @@ func statusText(m store.Meta) string {
 		if m.Status == store.StatusDone {
 			st = store.StatusIncomplete // saved as done although rows are missing: say what it is
 		}
-		st += fmt.Sprintf(" (%d of %d rows saved)", m.Expected-n, m.Expected)
+		st += fmt.Sprintf(" (%d of %s saved)", m.Expected-n, plural(m.Expected, "row"))
 	}
 	return st
 }
@@ -545,7 +547,7 @@ func (a *app) noteCmd() *cobra.Command {
   fabriclab note 12 ""`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return usageErr(cmd, "note needs a run id and the note text, got %d arguments", len(args))
+				return usageErr(cmd, "note needs a run id and the note text, got %s", plural(len(args), "argument"))
 			}
 			return runIDArg(2)(cmd, args)
 		},

@@ -288,7 +288,7 @@ func TestReportTablesOverridesFabric(t *testing.T) {
 	for _, s := range []string{
 		"<td><code>--set nic.burst=16 --set seed=7</code></td>",
 		`<h2 id="fabric">Fabric</h2>`,
-		"<tr><th>topology</th><td>leaf-spine, 8 hosts, 2 leaves of 4, 1 spines (4:1 oversubscribed)</td></tr>",
+		"<tr><th>topology</th><td>leaf-spine, 8 hosts, 2 leaves of 4, 1 spine (4:1 oversubscribed)</td></tr>",
 		"<tr><th>forwarding of spray</th><td>spray-rr</td></tr>",
 		"<tr><td>1KiB</td><td>30.00</td><td>35.00</td><td>50</td></tr>", // busbw table with the NIC rate
 	} {
