@@ -171,6 +171,14 @@ func TestLimitsAccept(t *testing.T) {
 	for i := 0; i < 63; i++ {
 		fmt.Fprintf(&jobs, "  - {name: j%d, kind: incast}\n", i)
 	}
+	// 4096 sizes, each once (a size given twice is refused): 1000000B on.
+	sizes4096 := func(format string) string {
+		var b strings.Builder
+		for i := 0; i < 4096; i++ {
+			fmt.Fprintf(&b, format, 1_000_000+i)
+		}
+		return b.String()
+	}
 	for _, c := range []struct {
 		name, text string
 		o          Options
@@ -178,15 +186,15 @@ func TestLimitsAccept(t *testing.T) {
 	}{
 		{"256 keys", string(keys(256, "")), Options{}, `unknown key "k0"`},
 		{"63 jobs", minimal + "jobs:\n" + jobs.String(), Options{}, "jobs[0]"},
-		{"4096 sizes", topo + "workload: {kind: alltoall, sizes: {list: [" + strings.Repeat("1MB, ", 4095) + "1MB]}}\n", Options{}, ""},
+		{"4096 sizes", topo + "workload: {kind: alltoall, sizes: {list: [" + strings.TrimSuffix(sizes4096("%dB, "), ", ") + "]}}\n", Options{}, ""},
 		{"a raised size limit", minimal + strings.Repeat("# comment\n", 120_000), Options{MaxBytes: 2 << 20}, ""},
 		{"64 levels", strings.Repeat("[", 64) + strings.Repeat("]", 64), Options{}, "needs a mapping"},
 		// Decoding a unit (a size, a rate, a duration) made the YAML
 		// library format its node from the whole token list, comments
 		// included, each time: 4096 sizes took 3.4 GB, a 2 MiB file of
 		// comments 40 GB.
-		{"4096 sizes and comments", topo + "workload:\n  kind: alltoall\n  sizes:\n    list:\n" + strings.Repeat("      - 1MB\n", 4096) + strings.Repeat("# c\n", 50_000), Options{}, ""},
-		{"4096 block scalar sizes and comments", topo + "workload:\n  kind: alltoall\n  sizes:\n    list:\n" + strings.Repeat("      - |-\n        1MB\n", 4096) + strings.Repeat("# c\n", 50_000), Options{}, ""},
+		{"4096 sizes and comments", topo + "workload:\n  kind: alltoall\n  sizes:\n    list:\n" + sizes4096("      - %dB\n") + strings.Repeat("# c\n", 50_000), Options{}, ""},
+		{"4096 block scalar sizes and comments", topo + "workload:\n  kind: alltoall\n  sizes:\n    list:\n" + sizes4096("      - |-\n        %dB\n") + strings.Repeat("# c\n", 50_000), Options{}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err, alloc := measure(t, func() error {

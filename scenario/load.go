@@ -62,6 +62,16 @@ type File struct {
 	parents  []rawVariant // with a sweep: the file's variants the points expand
 
 	read *readCache
+	// savedRun is Options.SavedRun: the checks added since runs were
+	// saved (a size or sweep value given twice by value) are not made.
+	savedRun bool
+}
+
+// newWalker is a walker of the file's text and options.
+func (f *File) newWalker() *walker {
+	w := newWalker(f.Path)
+	w.savedRun = f.savedRun
+	return w
 }
 
 // readCache holds the files a scenario names (flow lists by path, size
@@ -223,7 +233,7 @@ func parse(name string, data []byte, o Options) (*File, error) {
 		return nil, fmt.Errorf("scenario: unknown engine %q (Options.Engine: %q, %q or empty)", o.Engine, EngineHosts, EngineNone)
 	}
 	sets := o.Sets
-	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, read: &readCache{files: map[string]*flowFile{}}, allowFile: o.AllowFile, engine: o.Engine}
+	f := &File{Path: name, Dir: filepath.Dir(name), Source: data, read: &readCache{files: map[string]*flowFile{}}, allowFile: o.AllowFile, engine: o.Engine, savedRun: o.SavedRun}
 	if err := f.decode(); err != nil {
 		return nil, err
 	}
@@ -249,6 +259,9 @@ func parse(name string, data []byte, o Options) (*File, error) {
 	if o.Unchecked {
 		return f, nil
 	}
+	if err := f.checkSizesAlone(); err != nil {
+		return nil, err
+	}
 	if err := f.Validate(); err != nil {
 		return nil, blameSets(err, sets, valid)
 	}
@@ -259,7 +272,7 @@ func parse(name string, data []byte, o Options) (*File, error) {
 var variantKeys = []string{"description", "jobs", "nic", "probes", "seed", "sim", "switch", "topology", "transport", "workload"}
 
 func (f *File) decode() error {
-	w := newWalker(f.Path)
+	w := f.newWalker()
 	root, err := f.parseDoc(w)
 	if err != nil {
 		return err
@@ -304,7 +317,7 @@ func (f *File) decode() error {
 			kept = append(kept, mv)
 		}
 	}
-	if err := decodeOnto(w, base, root, kept); err != nil {
+	if err := decodeOnto(w, base, root, kept, w.locs); err != nil {
 		return err
 	}
 	if strings.TrimSpace(base.Name) == "" {
@@ -375,12 +388,13 @@ func tabError(e *Error, src []byte) {
 
 // decodeOnto decodes the checked entries of mapping root onto spec with the
 // YAML library, strictly. Keys not written keep the value spec already has,
-// which is how defaults, variants and --set layer.
-func decodeOnto(w *walker, spec *Scenario, root ast.Node, kept []*ast.MappingValueNode) error {
+// which is how defaults, variants and --set layer. locs are the locations
+// of spec, noted in by clearSizes.
+func decodeOnto(w *walker, spec *Scenario, root ast.Node, kept []*ast.MappingValueNode, locs map[string]loc) error {
 	if len(kept) == 0 {
 		return nil
 	}
-	clearSizes(spec, kept)
+	clearSizes(w, spec, kept, locs)
 	m := ast.Mapping(kept[0].GetToken(), false, kept...)
 	if err := yaml.NodeToValue(m, spec, yaml.DisallowUnknownField()); err != nil {
 		return yamlError(w.file, w.loc(root), "", err)
@@ -391,8 +405,13 @@ func decodeOnto(w *walker, spec *Scenario, root ast.Node, kept []*ast.MappingVal
 // clearSizes makes the two forms of workload.sizes replace each other when
 // layered: writing list drops an inherited from/to sweep and writing from or
 // to drops an inherited list. Without this a variant could never switch
-// form, because "from/to and list" together is an error.
-func clearSizes(spec *Scenario, kept []*ast.MappingValueNode) {
+// form, because "from/to and list" together is an error. Switching from a
+// list takes both ends, which may come from two layers (two --set options,
+// a variant and a sweep); one written alone over a list is noted in locs
+// (sizesAlone) and refused by checkSizesAlone if the other never comes,
+// rather than as "from: must be more than 0, got 0B". So is factor alone
+// over a list, which would change nothing.
+func clearSizes(w *walker, spec *Scenario, kept []*ast.MappingValueNode, locs map[string]loc) {
 	sizes := lookup(lookup(kept, "workload"), "sizes")
 	if sizes == nil {
 		return
@@ -404,14 +423,69 @@ func clearSizes(spec *Scenario, kept []*ast.MappingValueNode) {
 	case *ast.MappingValueNode:
 		es = []*ast.MappingValueNode{m}
 	}
+	given := map[string]*ast.MappingValueNode{}
 	for _, mv := range es {
-		switch keyString(mv) {
+		given[keyString(mv)] = mv
+	}
+	if len(spec.Workload.Sizes.List) > 0 && given["list"] == nil && (given["from"] == nil || given["to"] == nil) {
+		for _, k := range []string{"from", "to", "factor"} {
+			if mv := given[k]; mv != nil {
+				locs[sizesAlone+k] = w.loc(mv.Value)
+				break
+			}
+		}
+	}
+	for k := range given {
+		switch k {
 		case "list":
 			spec.Workload.Sizes.From, spec.Workload.Sizes.To = 0, 0
 		case "from", "to":
 			spec.Workload.Sizes.List = nil
 		}
 	}
+}
+
+// sizesAlone+KEY, in the locations of a spec, is where workload.sizes.KEY
+// was written alone over a list (see clearSizes); not a key of the schema.
+const sizesAlone = "workload.sizes (alone) "
+
+// checkSizesAlone refuses a variant whose workload.sizes was a list until
+// from, to or factor alone was written over it, without the rest of a
+// from/to sweep.
+func (f *File) checkSizesAlone() error {
+	for _, rv := range f.variants {
+		s := rv.spec.Workload.Sizes
+		for _, k := range []string{"from", "to", "factor"} {
+			at, ok := rv.locs[sizesAlone+k]
+			if !ok {
+				at, ok = f.baseLocs[sizesAlone+k]
+			}
+			if !ok {
+				continue
+			}
+			msg := ""
+			switch {
+			case k == "factor" && len(s.List) > 0 && s.From == 0 && s.To == 0:
+				msg = "the scenario gives workload.sizes as a list, which has no factor: set from and to with it (workload.sizes={from: …, to: …, factor: …}) or leave factor out"
+			case k != "factor" && len(s.List) == 0 && (s.From == 0) != (s.To == 0):
+				msg = "the scenario gives workload.sizes as a list, which " + k + " alone cannot change: set from and to together (workload.sizes={from: …, to: …}) or replace the list (workload.sizes.list=[…])"
+			default:
+				continue
+			}
+			variant := ""
+			if _, own := rv.locs[sizesAlone+k]; own && f.explicit && len(rv.point) == 0 {
+				variant = rv.name
+			}
+			e := at.err(f.Path, variant, "workload.sizes."+k, msg)
+			for _, pv := range rv.point {
+				if d := f.sweep[pv.d]; d.values[pv.v].at == at {
+					e.Sweep, e.Point = d.key, rv.name
+				}
+			}
+			return e
+		}
+	}
+	return nil
 }
 
 // lookup finds key in a mapping given as entries or as a node.
@@ -470,7 +544,7 @@ func (f *File) decodeVariants(w *walker, n ast.Node) error {
 }
 
 func (f *File) decodeVariant(parent *walker, i int, n ast.Node, names map[string]bool) (rawVariant, error) {
-	w := newWalker(f.Path)
+	w := f.newWalker()
 	w.left = parent.left // one node budget for the whole file
 	rv, err := f.decodeVariantNode(w, i, n, names)
 	parent.left = w.left
@@ -540,7 +614,7 @@ func (f *File) decodeVariantNode(w *walker, i int, n ast.Node, names map[string]
 		return rawVariant{}, w.errf(n, path, "a variant needs a name (- name: …)")
 	}
 	rv.spec = clone(f.raw)
-	if err := decodeOnto(w, rv.spec, n, kept); err != nil {
+	if err := decodeOnto(w, rv.spec, n, kept, w.locs); err != nil {
 		return rawVariant{}, err
 	}
 	rv.locs = w.locs

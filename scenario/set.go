@@ -31,6 +31,10 @@ func ApplySets(f *File, sets []string) error {
 		return err
 	}
 	f.finalize()
+	if err := f.checkSizesAlone(); err != nil {
+		*f = saved
+		return err
+	}
 	if err := f.Validate(); err != nil {
 		*f = saved
 		return blameSets(err, sets, valid)
@@ -79,7 +83,7 @@ func (f *File) applySets(sets []string) error {
 
 func (f *File) applySet(s string) error {
 	key, value, ok := SplitOption(s)
-	w := newWalker(f.Path)
+	w := f.newWalker()
 	w.set = key
 	if key == "" {
 		w.set = s
@@ -198,7 +202,7 @@ func newOverride(w *walker, parts []string, value ast.Node) (*override, error) {
 
 // apply decodes the override onto spec and records its locations in locs.
 func (o *override) apply(spec *Scenario, locs map[string]loc) error {
-	if err := decodeOnto(o.w, spec, o.root, o.kept); err != nil {
+	if err := decodeOnto(o.w, spec, o.root, o.kept, locs); err != nil {
 		return err
 	}
 	for p, l := range o.w.locs {

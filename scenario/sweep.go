@@ -1,13 +1,20 @@
 package scenario
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
+	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"fabriclab/internal/inputfile"
 )
 
 // A sweep runs every variant at every point of a grid of values:
@@ -64,7 +71,7 @@ func (f *File) decodeSweep(parent *walker, key, n ast.Node) error {
 	if n == nil || n.Type() == ast.NullType {
 		return nil
 	}
-	w := newWalker(f.Path)
+	w := f.newWalker()
 	w.left = parent.left // one node budget for the whole file
 	defer func() { parent.left = w.left }()
 	es, err := w.entries(n, key, "sweep")
@@ -111,7 +118,7 @@ func (f *File) decodeSweep(parent *walker, key, n ast.Node) error {
 			return dimErr(mv.Value, "%d values is more than the limit of %d sweep points", len(seq.Values), maxPoints)
 		}
 		for _, vn := range seq.Values {
-			vw := newWalker(f.Path)
+			vw := f.newWalker()
 			vw.only, vw.left = k, w.left
 			v, err := newSweepValue(vw, d, vn, valueText(vn))
 			w.left = vw.left
@@ -167,6 +174,95 @@ func (d *sweepDim) checkValues(w *walker) error {
 	return nil
 }
 
+// checkSame rejects two values written differently that give the same
+// scenario (1 and 01, 100Gbps and 100G, 64KiB and 65536 in a list): on
+// every variant the sweep expands, their points would run the same jobs.
+// (checkValues has refused a value written twice.)
+func (d *sweepDim) checkSame(file string, parents []rawVariant) error {
+	sigs := make([][]byte, len(d.values))
+	for _, p := range parents {
+		for i, v := range d.values {
+			spec := clone(p.spec)
+			if err := v.o.apply(spec, map[string]loc{}); err != nil {
+				return err
+			}
+			h := sha256.New()
+			canon(h, reflect.ValueOf(spec).Elem())
+			sigs[i] = h.Sum(sigs[i])
+		}
+	}
+	first := map[string]int{}
+	for i, sig := range sigs {
+		j, ok := first[string(sig)]
+		if !ok {
+			first[string(sig)] = i
+			continue
+		}
+		v, w := d.values[i], d.values[j]
+		where := ""
+		if w.at.line > 0 {
+			where = fmt.Sprintf(" (line %d, column %d)", w.at.line, w.at.col)
+		}
+		e := v.at.err(file, "", d.key, fmt.Sprintf("value %q is the same as %q%s; a value cannot be given twice", v.text, w.text, where))
+		e.Sweep = d.key
+		return e
+	}
+	return nil
+}
+
+// canon writes the exported contents of v (pointers followed, nil told
+// apart from a zero value) to h, so that equal scenarios write the same
+// bytes.
+func canon(h io.Writer, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Ptr, reflect.Interface:
+		if v.IsNil() {
+			io.WriteString(h, "nil;")
+			return
+		}
+		io.WriteString(h, "&")
+		canon(h, v.Elem())
+	case reflect.Struct:
+		io.WriteString(h, "{")
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				canon(h, v.Field(i))
+			}
+		}
+		io.WriteString(h, "}")
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			io.WriteString(h, "nil;")
+			return
+		}
+		fmt.Fprintf(h, "[%d:", v.Len())
+		for i := 0; i < v.Len(); i++ {
+			canon(h, v.Index(i))
+		}
+		io.WriteString(h, "]")
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(a, b int) bool { return fmt.Sprint(keys[a]) < fmt.Sprint(keys[b]) })
+		fmt.Fprintf(h, "map%d:", len(keys))
+		for _, k := range keys {
+			canon(h, k)
+			canon(h, v.MapIndex(k))
+		}
+	case reflect.String:
+		io.WriteString(h, strconv.Quote(v.String())+";")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		fmt.Fprintf(h, "%d;", v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		fmt.Fprintf(h, "%d;", v.Uint())
+	case reflect.Float32, reflect.Float64:
+		io.WriteString(h, strconv.FormatFloat(v.Float(), 'g', -1, 64)+";")
+	case reflect.Bool:
+		fmt.Fprintf(h, "%t;", v.Bool())
+	default:
+		fmt.Fprintf(h, "%v;", v.Kind())
+	}
+}
+
 // checkOverlap rejects a key swept together with a key inside it
 // (workload and workload.qps): which value would win is not obvious.
 func checkOverlap(dims []sweepDim, w *walker) error {
@@ -195,6 +291,9 @@ func (f *File) setsOffSweep(sets []string) error {
 				values := make([]string, len(d.values))
 				for i, v := range d.values {
 					values[i] = v.text
+					if len(v.text) > inputfile.TokenBytes {
+						values[i] = inputfile.Token(v.text)
+					}
 				}
 				return &Error{File: f.Path, Set: key, Msg: fmt.Sprintf("the sweep varies %s (%s): every point would run with this value under its own name; drop the --set (or --seed), or sweep only the values wanted", d.key, strings.Join(values, ", "))}
 			}
@@ -283,7 +382,7 @@ func (f *File) addSweeps(opts []string) error {
 		if !replaced {
 			f.sweep = append(f.sweep, d)
 		}
-		w := newWalker(f.Path)
+		w := f.newWalker()
 		if err := checkOverlap(f.sweep, w); err != nil {
 			return err
 		}
@@ -294,7 +393,7 @@ func (f *File) addSweeps(opts []string) error {
 
 func (f *File) parseSweepOption(s string) (sweepDim, error) {
 	key, value, ok := SplitOption(s)
-	w := newWalker(f.Path)
+	w := f.newWalker()
 	w.set, w.flag = key, "--sweep"
 	if key == "" {
 		w.set = s
@@ -356,7 +455,7 @@ func (f *File) parseSweepOption(s string) (sweepDim, error) {
 		if n, err = resolve(w, n); err != nil {
 			return sweepDim{}, err
 		}
-		vw := newWalker(f.Path)
+		vw := f.newWalker()
 		vw.set, vw.flag = key, "--sweep"
 		v, err := newSweepValue(vw, d, n, texts[i])
 		if err != nil {
@@ -422,6 +521,14 @@ func (f *File) expand() error {
 		return at.err(f.Path, "", "sweep", fmt.Sprintf("%s = %d points is more than the limit of %d; sweep fewer values",
 			strings.Join(counts, " × "), total, maxPoints))
 	}
+	for _, d := range f.sweep {
+		if f.savedRun {
+			break
+		}
+		if err := d.checkSame(f.Path, parents); err != nil {
+			return err
+		}
+	}
 	keys := make([]string, len(f.sweep))
 	for i, d := range f.sweep {
 		keys[i] = d.key
@@ -448,7 +555,9 @@ func (f *File) expand() error {
 			rv.name = strings.Join(words, " ")
 			if names[rv.name] {
 				d := len(idx) - 1
-				return f.sweep[d].at.err(f.Path, "", f.sweep[d].key, fmt.Sprintf("two sweep points are both named %q; make the values or variant names distinct", rv.name))
+				e := f.sweep[d].at.err(f.Path, "", "", "two sweep points have this name; make the values or variant names distinct")
+				e.Sweep, e.Point = f.sweep[d].key, rv.name
+				return e
 			}
 			names[rv.name] = true
 			points = append(points, rv)

@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 
+	"fabriclab/internal/inputfile"
 	"fabriclab/units"
 )
 
@@ -48,6 +49,9 @@ type walker struct {
 	only string
 	locs map[string]loc
 	left int // node budget
+	// savedRun: a run saved earlier is read again (Options.SavedRun); a
+	// size given twice, accepted then, is taken.
+	savedRun bool
 }
 
 func newWalker(file string) *walker {
@@ -306,6 +310,9 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 				return err
 			}
 		}
+		if t == reflect.TypeFor[[]units.Size]() && !w.savedRun {
+			return w.uniqueSizes(seq, path)
+		}
 		return nil
 	case reflect.Int, reflect.Int64:
 		in, ok := n.(*ast.IntegerNode)
@@ -313,7 +320,7 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 			return w.errf(n, path, "%s", wholeNumberError(n, false))
 		}
 		if u, ok := in.Value.(uint64); ok && u > math.MaxInt64 {
-			return w.errf(n, path, "%s is too large (max 2^63−1 = %d)", in.GetToken().Value, int64(math.MaxInt64))
+			return w.errf(n, path, "%s is too large (max 2^63−1 = %d)", numberText(in.GetToken().Value), int64(math.MaxInt64))
 		}
 		return nil
 	case reflect.Uint64:
@@ -342,10 +349,10 @@ func (w *walker) walk(n, key ast.Node, t reflect.Type, path string) error {
 				return nil
 			}
 		}
-		return w.errf(n, path, "needs a number, got %s", describe(n))
+		return w.errf(n, path, "needs a number, got %s", described(n))
 	case reflect.Bool:
 		if _, ok := n.(*ast.BoolNode); !ok {
-			return w.errf(n, path, "needs true or false, got %s", describe(n))
+			return w.errf(n, path, "needs true or false, got %s", described(n))
 		}
 		return nil
 	case reflect.String:
@@ -387,6 +394,40 @@ func listLimit(t reflect.Type, path string) (int, string) {
 		return maxHosts, " (the most hosts a topology has)"
 	}
 	return 0, ""
+}
+
+// uniqueSizes refuses a size given twice in a list of sizes (checked), by
+// value: 64KiB and 65536 are one size, which would run twice.
+func (w *walker) uniqueSizes(seq *ast.SequenceNode, path string) error {
+	first := map[units.Size]int{}
+	texts := make([]string, len(seq.Values))
+	name := path[strings.LastIndexByte(path, '.')+1:]
+	for i, v := range seq.Values {
+		s, err := w.scalar(v, path, "a size")
+		if err != nil {
+			return err
+		}
+		size, err := units.ParseSize(s)
+		if err != nil {
+			return w.errf(v, fmt.Sprintf("%s[%d]", path, i), "%v", err)
+		}
+		texts[i] = s
+		j, ok := first[size]
+		if !ok {
+			first[size] = i
+			continue
+		}
+		at := fmt.Sprintf("%s[%d]", name, j)
+		if l := w.loc(seq.Values[j]); l.line > 0 {
+			at += fmt.Sprintf(", line %d, column %d", l.line, l.col)
+		}
+		msg := fmt.Sprintf("%q is given twice (%s); give each size once", s, at)
+		if s != texts[j] {
+			msg = fmt.Sprintf("%q is %v, as is %q (%s); give each size once", s, size, texts[j], at)
+		}
+		return w.errf(v, fmt.Sprintf("%s[%d]", path, i), "%s", msg)
+	}
+	return nil
 }
 
 // text checks text that is printed as it is: names (on one line, in
@@ -481,21 +522,57 @@ var floatRE = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]
 var intRE = regexp.MustCompile(`^[-+]?([0-9][0-9_]*|0x[0-9a-fA-F_]+|0o[0-7_]+|0b[01_]+)$`)
 
 // wholeNumberError explains a value where a whole number is expected, naming
-// the range when the value is a whole number that does not fit.
+// the range when the value is a whole number that does not fit. A quoted
+// number is text, refused as any other text is (numbers are written
+// without quotes, as in the YAML library's own reading).
 func wholeNumberError(n ast.Node, unsigned bool) string {
-	if s, ok := n.(*ast.StringNode); ok && intRE.MatchString(s.Value) {
+	if s, ok := n.(*ast.StringNode); ok && plain(n) && intRE.MatchString(s.Value) {
+		v := numberText(s.Value)
 		switch {
 		case strings.HasPrefix(s.Value, "-") && unsigned:
 			return "must not be negative"
 		case strings.HasPrefix(s.Value, "-"):
-			return fmt.Sprintf("%s is too small (min −2^63 = %d)", s.Value, int64(math.MinInt64))
+			return fmt.Sprintf("%s is too small (min −2^63 = %d)", v, int64(math.MinInt64))
 		case unsigned:
-			return fmt.Sprintf("%s is too large (max 2^64−1 = %d)", s.Value, uint64(math.MaxUint64))
+			return fmt.Sprintf("%s is too large (max 2^64−1 = %d)", v, uint64(math.MaxUint64))
 		default:
-			return fmt.Sprintf("%s is too large (max 2^63−1 = %d)", s.Value, int64(math.MaxInt64))
+			return fmt.Sprintf("%s is too large (max 2^63−1 = %d)", v, int64(math.MaxInt64))
 		}
 	}
-	return "needs a whole number, got " + describe(n)
+	return "needs a whole number, got " + described(n)
+}
+
+// numberText shows a whole number from the file whole up to
+// inputfile.TokenBytes, else by its length.
+func numberText(v string) string {
+	if len(v) <= inputfile.TokenBytes {
+		return v
+	}
+	sign := ""
+	if strings.HasPrefix(v, "-") {
+		sign = "negative "
+	}
+	return fmt.Sprintf("a %snumber of %d digits", sign, len(strings.TrimLeft(v, "+-")))
+}
+
+// plain: n is a scalar written without quotes.
+func plain(n ast.Node) bool {
+	tk := n.GetToken()
+	return tk != nil && tk.Type != token.DoubleQuoteType && tk.Type != token.SingleQuoteType
+}
+
+// described is describe(n), saying so when n is a number or true/false in
+// quotes, which makes it text: the quotes are easy to miss in the message.
+func described(n ast.Node) string {
+	d := describe(n)
+	if s, ok := n.(*ast.StringNode); ok && !plain(n) {
+		v := strings.TrimSpace(s.Value)
+		_, err := strconv.ParseFloat(strings.ReplaceAll(v, "_", ""), 64)
+		if err == nil || intRE.MatchString(v) || v == "true" || v == "false" {
+			d += " (in quotes, so text: write it without quotes)"
+		}
+	}
+	return d
 }
 
 // scalar returns the text of a scalar node.
@@ -581,7 +658,7 @@ func (w *walker) pick(n ast.Node, path string) error {
 		return w.walk(n, nil, reflect.TypeFor[int](), path)
 	case *ast.StringNode:
 		if _, ok := parseTop(v.Value); !ok {
-			return w.errf(n, path, "needs a number, \"top N\" or a list, got %s", describe(n))
+			return w.errf(n, path, "needs a number, \"top N\" or a list, got %s", described(n))
 		}
 		return nil
 	case *ast.SequenceNode:
