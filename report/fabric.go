@@ -48,11 +48,11 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 			leaves = hosts / t.HostsPerLeaf
 		}
 		spines := topo.LeafSpines(ts)
-		add("topology", "leaf-spine, %s, %s of %d, %s (%s)", plural(hosts, "host", "hosts"), plural(leaves, "leaf", "leaves"), t.HostsPerLeaf,
-			plural(spines, "spine", "spines"), oversub(t.HostsPerLeaf, t.HostLink.Rate, spines, t.FabricLink.Rate))
+		add("topology", "leaf-spine, %s, %s of %d, %s (%s)", Plural(hosts, "host", "hosts"), Plural(leaves, "leaf", "leaves"), t.HostsPerLeaf,
+			Plural(spines, "spine", "spines"), oversub(t.HostsPerLeaf, t.HostLink.Rate, spines, t.FabricLink.Rate))
 	case "fat-tree":
 		add("topology", "fat-tree k=%d, %s, %d edge + %d aggregation + %d core switches (1:1, non-blocking)",
-			t.K, plural(hosts, "host", "hosts"), t.K*t.K/2, t.K*t.K/2, t.K*t.K/4)
+			t.K, Plural(hosts, "host", "hosts"), t.K*t.K/2, t.K*t.K/2, t.K*t.K/4)
 	case "rail":
 		per := t.ServersPerGroup
 		if per <= 0 {
@@ -67,9 +67,9 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 			groups = t.Servers / per
 		}
 		add("topology", "rail-optimized, %s × %s = %s, %s of %s, %s, %s (%s)",
-			plural(t.Servers, "server", "servers"), plural(t.GPUsPerServer, "GPU", "GPUs"), plural(hosts, "host", "hosts"),
-			plural(groups, "group", "groups"), plural(per, "server", "servers"), plural(groups*t.GPUsPerServer, "rail leaf", "rail leaves"),
-			plural(spines, "spine", "spines"), oversub(per, t.HostLink.Rate, spines, t.FabricLink.Rate))
+			Plural(t.Servers, "server", "servers"), Plural(t.GPUsPerServer, "GPU", "GPUs"), Plural(hosts, "host", "hosts"),
+			Plural(groups, "group", "groups"), Plural(per, "server", "servers"), Plural(groups*t.GPUsPerServer, "rail leaf", "rail leaves"),
+			Plural(spines, "spine", "spines"), oversub(per, t.HostLink.Rate, spines, t.FabricLink.Rate))
 	case "custom", "ns3":
 		// The file's nodes and links, not host_link and fabric_link (which
 		// such a file does not use for its links).
@@ -77,11 +77,11 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 			add("topology", "%s", graphTopology(t.Kind, t.File, g))
 			links, f.NICGBps = graphLinks(g)
 		} else {
-			add("topology", "%s (%s, not read), %s", t.Kind, t.File, plural(hosts, "host", "hosts"))
+			add("topology", "%s (%s, not read), %s", t.Kind, t.File, Plural(hosts, "host", "hosts"))
 			links, f.NICGBps = "as in "+t.File, 0
 		}
 	default:
-		add("topology", "%s, %s", t.Kind, plural(hosts, "host", "hosts"))
+		add("topology", "%s, %s", t.Kind, Plural(hosts, "host", "hosts"))
 	}
 	if links == "" {
 		links = fmt.Sprintf("hosts %s, fabric %s, %s one-way", t.HostLink.Rate, t.FabricLink.Rate, t.HostLink.Delay)
@@ -93,7 +93,7 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 		links += fmt.Sprintf("; scale-up %s per GPU", t.ScaleUp.Rate)
 	}
 	if len(t.Failures) > 0 {
-		links += "; " + plural(len(t.Failures), "link failure", "link failures")
+		links += "; " + Plural(len(t.Failures), "link failure", "link failures")
 	}
 	add("links", "%s", links)
 	fwd := sw.Forwarding
@@ -189,8 +189,9 @@ func FabricOf(variant string, s *scenario.Scenario) Fabric {
 	return f
 }
 
-// plural is "1 spine", "4 spines".
-func plural(n int, one, many string) string {
+// Plural is "1 spine", "4 spines": a count and its noun, for every
+// command's and page's text.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
@@ -204,14 +205,14 @@ const maxTiersNamed = 4
 // graphTopology is the topology line of a fabric read from a file:
 // "ns3 (ns.txt), 16 hosts, 6 switches in 2 tiers (tier1, tier2)".
 func graphTopology(kind, file string, g *topo.Graph) string {
-	tiers := plural(len(g.Tiers), "tier", "tiers")
+	tiers := Plural(len(g.Tiers), "tier", "tiers")
 	if len(g.Tiers) > 0 && len(g.Tiers) <= maxTiersNamed {
 		tiers += " (" + strings.Join(g.Tiers, ", ") + ")"
 	}
-	out := fmt.Sprintf("%s (%s), %s, %s in %s", kind, file, plural(len(g.HostNodes), "host", "hosts"),
-		plural(g.Switches, "switch", "switches"), tiers)
+	out := fmt.Sprintf("%s (%s), %s, %s in %s", kind, file, Plural(len(g.HostNodes), "host", "hosts"),
+		Plural(g.Switches, "switch", "switches"), tiers)
 	if g.ServerSize > 0 {
-		out += fmt.Sprintf(", servers of %s", plural(g.ServerSize, "host", "hosts"))
+		out += fmt.Sprintf(", servers of %s", Plural(g.ServerSize, "host", "hosts"))
 	}
 	return out
 }

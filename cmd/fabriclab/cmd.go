@@ -549,12 +549,8 @@ func (a *app) printDeadlockWarnings(path string, p *plan, onHosts bool) {
 	}
 }
 
-func plural(n int, s string) string {
-	if n == 1 {
-		return "1 " + s
-	}
-	return fmt.Sprintf("%d %ss", n, s)
-}
+// plural is "1 job" or "N jobs" (report.Plural of a regular noun).
+func plural(n int, s string) string { return report.Plural(n, s, s+"s") }
 
 type runFlags struct {
 	sets     []string

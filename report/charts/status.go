@@ -226,13 +226,8 @@ func SavedRun(m store.Meta, out report.Output) Source {
 	}
 }
 
-// plural is "1 row" or "N rows".
-func plural(n int, s string) string {
-	if n == 1 {
-		return "1 " + s
-	}
-	return fmt.Sprintf("%d %ss", n, s)
-}
+// plural is "1 row" or "N rows" (report.Plural of a regular noun).
+func plural(n int, s string) string { return report.Plural(n, s, s+"s") }
 
 // has is the verb for n things: "has" for one, else "have".
 func has(n int) string {
